@@ -1,0 +1,36 @@
+# The two commands of the README:
+#   make run    set up, then run the main job (for now: the elasticity simulator, see README)
+#   make test   set up, then run the whole test suite against a real control plane
+PY ?= python3.11
+VENV := .venv
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: setup run test test-unit cluster-build crds clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PY) >/dev/null || { echo "need $(PY)"; exit 1; }
+	[ -x $(VENV)/bin/python ] || $(PY) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	rm -f $(VENV)/.installed-*; touch $@
+
+cluster-build:
+	scripts/test-cluster build
+
+run: setup
+	$(VENV)/bin/elastream simulate --scenario step --policy elastream --plot sim-timeline.png
+
+test: setup cluster-build
+	$(VENV)/bin/python -m pytest -q
+
+test-unit: setup
+	$(VENV)/bin/python -m pytest -q -m "not cluster"
+
+crds: setup
+	$(VENV)/bin/elastream crds
+
+clean:
+	scripts/test-cluster down || true
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""elastream: a Kubernetes operator that keeps streaming jobs elastic."""

@@ -1,0 +1,39 @@
+"""The `elastream` command line: one sub-command per module in elastream.commands."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from elastream.errors import UserError
+from elasticity.errors import InputError
+
+# sub-command name -> module in elastream.commands exposing register(subparsers) and run(args) -> int
+COMMANDS = ["crds", "simulate", "bench"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="elastream",
+        description="Run streaming jobs and keep them elastic: CRDs, simulator, benchmarks.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = importlib.import_module(f"elastream.commands.{name}")
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except (UserError, InputError) as err:
+        print(f"elastream: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

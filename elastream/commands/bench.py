@@ -1,0 +1,39 @@
+"""`elastream bench`: the benchmarks whose tables go to docs/benchmarks.md."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("bench", help="run a benchmark and write its table to docs/benchmarks.md")
+    targets = p.add_subparsers(dest="target", metavar="TARGET", required=True)
+
+    e = targets.add_parser(
+        "elasticity",
+        help="every scaling policy on several load scenarios, side by side with an oracle",
+    )
+    e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    e.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    e.set_defaults(handler=_run_elasticity)
+
+    pl = targets.add_parser(
+        "placement",
+        help="reproduce Table 1 of the GA placement paper (seed 001): our algorithms against the baselines",
+    )
+    pl.add_argument("--seeds", type=int, default=20, help="random instances per experiment (default 20)")
+    pl.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
+    pl.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    pl.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    pl.set_defaults(handler=_run_placement)
+
+
+def _run_elasticity(args: argparse.Namespace) -> int:
+    from elasticity.benchmark import bench_main
+
+    return bench_main(args)
+
+
+def _run_placement(args: argparse.Namespace) -> int:
+    from elasticity.placement.benchmark import bench_main
+
+    return bench_main(args)

@@ -1,0 +1,27 @@
+"""`elastream simulate`: drive the elasticity core with a simulated streaming job."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "simulate",
+        help="simulate a streaming job under a load and an elasticity policy",
+        description="Simulate a streaming job under a load scenario or a CSV trace (columns time,rate), "
+        "driven by an elasticity policy; print a summary and optionally write JSON and a timeline PNG.",
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--scenario", help="a built-in load scenario (see --list-scenarios in the output of a bad name)")
+    src.add_argument("--trace", metavar="FILE.csv", help="a CSV load trace with header time,rate")
+    p.add_argument("--policy", default="elastream", help="static | hpa | ds2 | mestream | elastream | oracle")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the simulated noise")
+    p.add_argument("--json", metavar="FILE", help="write the summary as JSON to FILE")
+    p.add_argument("--plot", metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from elasticity.simulation.cli import simulate_main  # heavy imports only when used
+
+    return simulate_main(args)
