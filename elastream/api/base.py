@@ -1,0 +1,94 @@
+"""Building blocks of the API models: camelCase fields, durations, and cross-field rules.
+
+A cross-field rule is declared once, as a `Rule`: it becomes a CEL rule (`x-kubernetes-validations`)
+in the generated CRD, which the API server enforces, and a Python check with the same message,
+which the local mode enforces, so both reject a bad manifest with the same words.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Callable, ClassVar
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
+from pydantic.alias_generators import to_camel
+
+# Go's time.ParseDuration syntax (what CEL's duration() accepts): "30s", "1m30s", "1.5h", "250ms".
+DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_PART = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ns|us|ms|s|m|h)")
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go-style duration string ("1m30s" -> 90.0)."""
+    if not re.fullmatch(DURATION_PATTERN, text):
+        raise ValueError(f"{text!r} is not a duration such as 30s, 5m or 1h")
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _PART.findall(text))
+
+
+def _positive_duration(text: str) -> str:
+    if parse_duration(text) <= 0:
+        raise PydanticCustomError("rule", "{message}", {"message": POSITIVE_DURATION, "field": ""})
+    return text
+
+
+POSITIVE_DURATION = "must be a positive duration such as 30s, 5m or 1h"
+
+Duration = Annotated[
+    str,
+    Field(
+        pattern=DURATION_PATTERN,
+        max_length=32,
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {"rule": "duration(self) > duration('0s')", "message": POSITIVE_DURATION}
+            ]
+        },
+    ),
+    AfterValidator(_positive_duration),
+]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cross-field rule: `cel` for the API server, `check` for Python; both mean the same."""
+
+    cel: str
+    message: str
+    check: Callable[[Any], bool]
+    field_path: str | None = None  # relative to the object holding the rule, e.g. ".spark"
+
+    def as_cel(self) -> dict[str, str]:
+        out = {"rule": self.cel, "message": self.message}
+        if self.field_path:
+            out["fieldPath"] = self.field_path
+        return out
+
+
+class ApiModel(BaseModel):
+    """Base of every API model: camelCase on the wire, unknown fields rejected, rules enforced."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", validate_default=True
+    )
+    rules: ClassVar[tuple[Rule, ...]] = ()
+
+    @model_validator(mode="after")
+    def _check_rules(self):
+        for rule in type(self).rules:
+            if not rule.check(self):
+                field = rule.field_path.lstrip(".") if rule.field_path else ""
+                raise PydanticCustomError("rule", "{message}", {"message": rule.message, "field": field})
+        return self
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler):
+        schema = handler(core_schema)
+        if cls.rules:
+            target = handler.resolve_ref_schema(schema)
+            target["x-kubernetes-validations"] = [r.as_cel() for r in cls.rules]
+        return schema
+
+    def to_wire(self) -> dict[str, Any]:
+        """The object as it appears in a manifest (camelCase, unset fields left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")

@@ -1,0 +1,103 @@
+"""ElasticityPolicy: how a streaming job is kept elastic (what to measure, what to aim for, how fast to move)."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from elastream.api.base import ApiModel, Duration, Rule, parse_duration
+
+DEFAULT_PROMETHEUS_URL = "http://prometheus-operated.monitoring.svc:9090"
+
+# PromQL over the metrics the spark_apps runner exports. {app} is replaced by the StreamApp's name.
+DEFAULT_QUERIES = {
+    "inputRate": 'sum(elastream_input_rate{app="{app}"})',
+    "processingRate": 'sum(elastream_processing_rate{app="{app}"})',
+    "busyFraction": 'max(elastream_batch_duration_seconds{app="{app}"} / elastream_trigger_interval_seconds{app="{app}"})',
+    "latencyP50": 'max(elastream_latency_p50_seconds{app="{app}"})',
+    "latencyP99": 'max(elastream_latency_p99_seconds{app="{app}"})',
+    "backlog": 'sum(elastream_backlog_records{app="{app}"})',
+    "executors": 'max(elastream_executors{app="{app}"})',
+}
+
+URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
+
+
+class Queries(ApiModel):
+    """PromQL per metric; `{app}` is replaced by the StreamApp's name."""
+
+    input_rate: str = Field(DEFAULT_QUERIES["inputRate"], min_length=1, description="records/s offered to the job")
+    processing_rate: str = Field(DEFAULT_QUERIES["processingRate"], min_length=1, description="records/s processed")
+    busy_fraction: str = Field(
+        DEFAULT_QUERIES["busyFraction"], min_length=1, description="fraction of time busy (batch duration / trigger interval)"
+    )
+    latency_p50: str = Field(DEFAULT_QUERIES["latencyP50"], min_length=1, description="end-to-end latency p50, seconds")
+    latency_p99: str = Field(DEFAULT_QUERIES["latencyP99"], min_length=1, description="end-to-end latency p99, seconds")
+    backlog: str = Field(DEFAULT_QUERIES["backlog"], min_length=1, description="records offered but not yet read")
+    executors: str = Field(DEFAULT_QUERIES["executors"], min_length=1, description="executors (or workers) running")
+
+
+class PrometheusSource(ApiModel):
+    url: str = Field(DEFAULT_PROMETHEUS_URL, pattern=URL_PATTERN, max_length=2048, description="Prometheus base URL (http or https)")
+    queries: Queries = Field(default_factory=Queries)
+
+
+class MetricsSource(ApiModel):
+    prometheus: PrometheusSource = Field(default_factory=PrometheusSource)
+    stale_after: Duration = Field("2m", description="metrics older than this are stale: scaling holds")
+
+
+class StepLimit(ApiModel):
+    max_step: int | None = Field(None, ge=1, description="at most this many executors added (or removed) in one decision")
+
+
+class ScaleDown(StepLimit):
+    delay: Duration = Field("10m", description="scale down only after it has been wanted this long")
+
+
+class Bounds(ApiModel):
+    rules = (Rule("self.min <= self.max", "min must be less than or equal to max", lambda b: b.min <= b.max, ".min"),)
+
+    min: int = Field(..., ge=1, description="fewest executors (or workers)")
+    max: int = Field(..., ge=1, description="most executors (or workers)")
+
+
+class MeStream(ApiModel):
+    phi: float = Field(1.0, gt=0, le=10, description="Me-Stream eq. 7 scale factor φ")
+    bottleneck_interval: Duration = Field("1m", description="a bottleneck must recur within this interval (Algorithm 1)")
+
+
+def _window_covers_interval(p: "ElasticityPolicySpec") -> bool:
+    return parse_duration(p.metrics_window) >= parse_duration(p.evaluation_interval)
+
+
+class ElasticityPolicySpec(ApiModel):
+    rules = (
+        Rule(
+            "duration(self.metricsWindow) >= duration(self.evaluationInterval)",
+            "metricsWindow must be at least evaluationInterval",
+            _window_covers_interval,
+            ".metricsWindow",
+        ),
+    )
+
+    mode: Literal["auto", "advisor"] = Field("auto", description="auto rescales; advisor only reports what it would do")
+    algorithm: Literal["elastream", "ds2", "mestream", "hpa", "static"] = Field(
+        "elastream", description="the planner that picks the parallelism"
+    )
+    detector: Literal["regression", "rate"] = Field(
+        "rate", description="bottleneck detector: regression (Me-Stream threshold function) or rate (busy fraction)"
+    )
+    metrics: MetricsSource = Field(default_factory=MetricsSource)
+    latency_target: Duration = Field("5s", description="end-to-end p99 latency the job must stay under")
+    target_utilization: float = Field(0.7, gt=0, le=1, description="busy fraction to plan for (0 < u <= 1)")
+    evaluation_interval: Duration = Field("30s", description="how often the policy is evaluated")
+    metrics_window: Duration = Field("5m", description="how much metric history each evaluation reads")
+    stabilization_window: Duration = Field("5m", description="after a rescale, metrics are ignored this long")
+    catch_up_duration: Duration = Field("10m", description="a backlog should be drained within this time")
+    scale_up: StepLimit = Field(default_factory=StepLimit)
+    scale_down: ScaleDown = Field(default_factory=ScaleDown)
+    max_rescales_per_hour: int = Field(6, ge=1, le=3600, description="cap on rescales in any hour")
+    placement: Literal["none", "greedy", "ga"] = Field("none", description="placement of executors on nodes")
+    bounds: Bounds | None = Field(None, description="bounds on executors (or workers), intersected with the StreamApp's")
+    mestream: MeStream = Field(default_factory=MeStream)

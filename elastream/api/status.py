@@ -1,0 +1,51 @@
+"""Status of a StreamApp: phase, Kubernetes-style conditions, executors, and the decisions with their reasons."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from elastream.api.base import ApiModel
+
+CONDITION_TYPES = ("Ready", "Progressing", "Scaling", "MetricsAvailable", "BottleneckDetected", "Degraded")
+HISTORY_LIMIT = 20
+
+
+class Condition(ApiModel):
+    type: Literal["Ready", "Progressing", "Scaling", "MetricsAvailable", "BottleneckDetected", "Degraded"]
+    status: Literal["True", "False", "Unknown"]
+    reason: str = Field(..., max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+    message: str = Field("", max_length=32768)
+    last_transition_time: str = Field(..., description="RFC 3339 time of the last status change")
+    observed_generation: int | None = Field(None, ge=0)
+
+
+class Decision(ApiModel):
+    """One evaluation of the policy: what it decided, why, and the numbers it used."""
+
+    time: str = Field(..., description="RFC 3339")
+    action: Literal["scaleUp", "scaleDown", "hold", "none"]
+    from_: int | None = Field(None, alias="from", ge=0, description="executors before")
+    to: int | None = Field(None, ge=0, description="executors decided")
+    reason: str = Field(..., max_length=4096, description="why it scaled, or why not")
+    algorithm: str | None = None
+    realized: bool = Field(False, description="false in advisor mode or when realizing failed")
+    inputs: dict[str, float] = Field(default_factory=dict, description="the metrics and parameters used")
+
+
+class StreamAppStatus(ApiModel):
+    phase: Literal["Pending", "Running", "Scaling", "Suspended", "Degraded", "Failed"] | None = None
+    observed_generation: int | None = Field(None, ge=0)
+    conditions: list[Condition] = Field(default_factory=list, max_length=len(CONDITION_TYPES))
+    current_executors: int | None = Field(None, ge=0, description="executors (or workers) running")
+    desired_executors: int | None = Field(None, ge=0, description="executors (or workers) wanted")
+    latency_p99_seconds: float | None = Field(None, ge=0, description="last observed end-to-end p99 latency")
+    selector: str | None = Field(None, description="label selector of the job's pods (scale subresource)")
+    last_decision: Decision | None = None
+    history: list[Decision] = Field(default_factory=list, max_length=HISTORY_LIMIT, description="most recent decisions, newest last")
+
+
+class ElasticityPolicyStatus(ApiModel):
+    observed_generation: int | None = Field(None, ge=0)
+    conditions: list[Condition] = Field(default_factory=list, max_length=len(CONDITION_TYPES))
+    used_by: list[str] = Field(default_factory=list, description="StreamApps that reference this policy")

@@ -1,0 +1,175 @@
+"""StreamApp: a streaming job (PySpark Structured Streaming or a Storm topology) that elastream keeps elastic."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from elastream.api.base import ApiModel, Rule
+from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
+
+QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([kmgt]|[KMGT]i?)?[bB]?$"  # Spark memory ("2g", "512m") or Kubernetes ("2Gi")
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+BUILTIN_APPS = ("wordcount", "identity", "repartition", "fixwindow")
+
+
+class Resources(ApiModel):
+    cores: int = Field(1, ge=1, le=64, description="CPU cores")
+    memory: str = Field("1g", pattern=QUANTITY_PATTERN, max_length=16, description='memory, e.g. "1g" or "2Gi"')
+
+
+class Application(ApiModel):
+    rules = (
+        Rule(
+            "has(self.builtin) != has(self.file)",
+            "exactly one of builtin or file must be set",
+            lambda a: (a.builtin is None) != (a.file is None),
+        ),
+    )
+
+    builtin: Literal["wordcount", "identity", "repartition", "fixwindow"] | None = Field(
+        None, description="a built-in application from spark_apps"
+    )
+    file: str | None = Field(None, min_length=1, max_length=1024, description="path or URL of a PySpark application file")
+    args: list[str] = Field(default_factory=list, max_length=64, description="arguments passed to the application")
+
+
+class ExecutorRange(ApiModel):
+    rules = (
+        Rule("self.min <= self.initial", "min must be less than or equal to initial", lambda r: r.min <= r.initial, ".min"),
+        Rule("self.initial <= self.max", "initial must be less than or equal to max", lambda r: r.initial <= r.max, ".initial"),
+    )
+
+    initial: int = Field(1, ge=1, le=1000, description="executors at start")
+    min: int = Field(1, ge=1, le=1000, description="fewest executors")
+    max: int = Field(4, ge=1, le=1000, description="most executors")
+
+
+class GeneratorSource(ApiModel):
+    """The built-in replayable load source: records with an event time and a sequence number."""
+
+    profile: Literal["constant", "step", "sinusoid", "trace"] = Field("step", description="shape of the offered rate")
+    rate: float = Field(1000.0, gt=0, description="base rate, records/s")
+    peak_rate: float | None = Field(None, gt=0, description="rate at the step or the top of the sinusoid")
+    period: str | None = Field(None, pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$", max_length=32, description="step time or sinusoid period")
+    trace: str | None = Field(None, min_length=1, description="CSV file with header time,rate (profile: trace)")
+
+
+class KafkaSource(ApiModel):
+    bootstrap_servers: str = Field(..., min_length=1, description="host:port[,host:port]")
+    topic: str = Field(..., min_length=1, description="topic to read")
+    starting_offsets: Literal["earliest", "latest"] = Field("latest")
+
+
+class Source(ApiModel):
+    rules = (
+        Rule(
+            "self.type != 'kafka' || has(self.kafka)",
+            "kafka is required when type is kafka",
+            lambda s: s.type != "kafka" or s.kafka is not None,
+            ".kafka",
+        ),
+    )
+
+    type: Literal["generator", "kafka"] = Field("generator", description="where records come from")
+    generator: GeneratorSource = Field(default_factory=GeneratorSource)
+    kafka: KafkaSource | None = None
+
+
+class SecretKeyRef(ApiModel):
+    name: str = Field(..., pattern=NAME_PATTERN, max_length=253)
+    key: str = Field("token", min_length=1, max_length=253)
+
+
+class Attach(ApiModel):
+    """Attach mode: the Spark job runs elsewhere; elastream only observes and rescales it."""
+
+    control_url: str = Field(..., alias="controlURL", pattern=URL_PATTERN, max_length=2048, description="the runner's control endpoint")
+    metrics_url: str | None = Field(None, alias="metricsURL", pattern=URL_PATTERN, max_length=2048, description="the runner's /metrics")
+    token_secret_ref: SecretKeyRef = Field(..., description="Secret holding the control endpoint's bearer token")
+
+
+class SparkSpec(ApiModel):
+    image: str = Field("apache/spark:4.0.1-python3", min_length=1, description="container image of driver and executors")
+    application: Application = Field(default_factory=lambda: Application(builtin="wordcount"))
+    driver: Resources = Field(default_factory=Resources)
+    executor: Resources = Field(default_factory=Resources)
+    executors: ExecutorRange = Field(default_factory=ExecutorRange)
+    conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
+    checkpoint_location: str | None = Field(None, min_length=1, description="checkpoint directory (default: per app)")
+    source: Source = Field(default_factory=Source)
+    max_parallelism: int = Field(
+        16, ge=1, le=10000, description="spark.sql.shuffle.partitions: bounds useful parallelism, pinned by the checkpoint"
+    )
+    attach: Attach | None = Field(None, description="observe and rescale a job started elsewhere")
+
+
+class WorkerRange(ExecutorRange):
+    """Storm workers."""
+
+
+class StormSpec(ApiModel):
+    nimbus_host: str = Field(..., min_length=1, max_length=253, description="Nimbus Thrift host")
+    nimbus_port: int = Field(6627, ge=1, le=65535, description="Nimbus Thrift port")
+    ui_url: str = Field(..., alias="uiURL", pattern=URL_PATTERN, max_length=2048, description="Storm UI REST base URL")
+    topology: str = Field(..., min_length=1, max_length=253, description="topology name")
+    workers: WorkerRange = Field(default_factory=WorkerRange)
+    max_parallelism: dict[str, int] = Field(
+        default_factory=dict, description="per component: most executors (submit with tasks = this)"
+    )
+
+
+class PolicyRef(ApiModel):
+    name: str = Field(..., pattern=NAME_PATTERN, max_length=253, description="an ElasticityPolicy in the same namespace")
+
+
+def _range(spec: "StreamAppSpec") -> ExecutorRange | None:
+    section = spec.spark if spec.engine == "spark" else spec.storm
+    if section is None:
+        return None
+    return section.executors if spec.engine == "spark" else section.workers
+
+
+def _replicas_in_range(spec: "StreamAppSpec") -> bool:
+    r = _range(spec)
+    return spec.replicas is None or r is None or r.min <= spec.replicas <= r.max
+
+
+class StreamAppSpec(ApiModel):
+    rules = (
+        Rule("self.engine != 'spark' || has(self.spark)", "spark is required when engine is spark",
+             lambda s: s.engine != "spark" or s.spark is not None, ".spark"),
+        Rule("self.engine != 'spark' || !has(self.storm)", "storm must not be set when engine is spark",
+             lambda s: s.engine != "spark" or s.storm is None, ".storm"),
+        Rule("self.engine != 'storm' || has(self.storm)", "storm is required when engine is storm",
+             lambda s: s.engine != "storm" or s.storm is not None, ".storm"),
+        Rule("self.engine != 'storm' || !has(self.spark)", "spark must not be set when engine is storm",
+             lambda s: s.engine != "storm" or s.spark is None, ".spark"),
+        Rule("!(has(self.policyRef) && has(self.policy))", "set policyRef or policy, not both",
+             lambda s: not (s.policy_ref is not None and s.policy is not None), ".policy"),
+        Rule(
+            "!has(self.replicas) || !has(self.spark) || (self.replicas >= self.spark.executors.min"
+            " && self.replicas <= self.spark.executors.max)",
+            "replicas must be within spark.executors.min and spark.executors.max",
+            lambda s: s.engine != "spark" or _replicas_in_range(s), ".replicas"),
+        Rule(
+            "!has(self.replicas) || !has(self.storm) || (self.replicas >= self.storm.workers.min"
+            " && self.replicas <= self.storm.workers.max)",
+            "replicas must be within storm.workers.min and storm.workers.max",
+            lambda s: s.engine != "storm" or _replicas_in_range(s), ".replicas"),
+    )
+
+    engine: Literal["spark", "storm"] = Field(..., description="spark or storm")
+    spark: SparkSpec | None = Field(None, description="the Spark job (engine: spark)")
+    storm: StormSpec | None = Field(None, description="the Storm topology (engine: storm)")
+    policy_ref: PolicyRef | None = Field(None, description="the ElasticityPolicy to apply")
+    policy: ElasticityPolicySpec | None = Field(None, description="an inline policy, instead of policyRef")
+    replicas: int | None = Field(
+        None, ge=1, le=1000,
+        description="desired executors (or workers): written by the autoscaler, or by `kubectl scale` as a manual override",
+    )
+    suspend: bool = Field(False, description="stop scaling (and, for managed jobs, stop the job) while true")
+
+    def executor_range(self) -> ExecutorRange | None:
+        """min/initial/max of the chosen engine's executors (Spark) or workers (Storm)."""
+        return _range(self)

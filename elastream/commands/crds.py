@@ -1,0 +1,23 @@
+"""`elastream crds`: write the CRDs generated from the API models."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "crds",
+        help="write the CustomResourceDefinitions generated from the API models",
+        description="Generate the StreamApp and ElasticityPolicy CRDs from the pydantic models and write them.",
+    )
+    p.add_argument("--out", type=Path, default=None, help="directory to write to (default: crds/ of the project)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from elastream.api import crdgen
+
+    for path in crdgen.write(args.out or crdgen.CRD_DIR):
+        print(path)
+    return 0
