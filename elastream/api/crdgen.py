@@ -19,7 +19,9 @@ from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.status import ElasticityPolicyStatus, StreamAppStatus
 from elastream.api.streamapp import StreamAppSpec
 
-CRD_DIR = Path(__file__).resolve().parents[2] / "crds"
+ROOT = Path(__file__).resolve().parents[2]
+CRD_DIR = ROOT / "crds"
+CHART_CRD_DIR = ROOT / "charts" / "elastream" / "crds"  # Helm installs these before the templates
 
 
 def _plain(value: Any) -> Any:
@@ -159,11 +161,13 @@ def render() -> dict[str, str]:
     return {name: header + yaml.safe_dump(crd, sort_keys=False, width=120) for name, crd in crds.items()}
 
 
-def write(directory: Path = CRD_DIR) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
+def write(*directories: Path) -> list[Path]:
+    """Write every CRD into each directory (default: crds/ and the Helm chart's crds/)."""
     paths = []
-    for name, text in render().items():
-        path = directory / name
-        path.write_text(text)
-        paths.append(path)
+    for directory in directories or (CRD_DIR, CHART_CRD_DIR):
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, text in render().items():
+            path = directory / name
+            path.write_text(text)
+            paths.append(path)
     return paths

@@ -11,13 +11,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the CustomResourceDefinitions generated from the API models",
         description="Generate the StreamApp and ElasticityPolicy CRDs from the pydantic models and write them.",
     )
-    p.add_argument("--out", type=Path, default=None, help="directory to write to (default: crds/ of the project)")
+    p.add_argument("--out", type=Path, default=None, help="directory to write to (default: crds/ and charts/elastream/crds/ of the project)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from elastream.api import crdgen
 
-    for path in crdgen.write(args.out or crdgen.CRD_DIR):
+    for path in crdgen.write(*([args.out] if args.out else [])):
         print(path)
     return 0

@@ -5,9 +5,10 @@ from tests.conftest import ROOT
 
 def test_committed_crds_match_the_models():
     for name, text in crdgen.render().items():
-        committed = (ROOT / "crds" / name)
-        assert committed.exists(), f"crds/{name} is missing: run `elastream crds`"
-        assert committed.read_text() == text, f"crds/{name} is stale: run `elastream crds`"
+        for directory in ("crds", "charts/elastream/crds"):
+            committed = ROOT / directory / name
+            assert committed.exists(), f"{directory}/{name} is missing: run `elastream crds`"
+            assert committed.read_text() == text, f"{directory}/{name} is stale: run `elastream crds`"
 
 
 def _walk(node, path="$"):
