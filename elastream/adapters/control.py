@@ -1,0 +1,49 @@
+"""Realizer that rescales a Spark job through its runner's control endpoint (bearer-token HTTP JSON)."""
+from __future__ import annotations
+
+import requests
+
+from elastream.adapters.observation import SPARK_STAGE
+from elasticity.model import Decision
+
+
+class ControlError(Exception):
+    """The control endpoint refused or could not be reached; the message says why."""
+
+
+class ControlEndpointClient:
+    def __init__(self, url: str, token: str, timeout_s: float = 30.0, session: requests.Session | None = None):
+        self.url = url.rstrip("/")
+        self.timeout_s = timeout_s
+        self.http = session or requests.Session()
+        self.http.headers["Authorization"] = f"Bearer {token}"
+
+    def executors(self) -> dict:
+        """{"current": n, "target": n, "min": .., "max": ..}"""
+        return self._call("GET", {})
+
+    def set_executors(self, target: int) -> dict:
+        return self._call("PUT", {"target": int(target)})
+
+    def _call(self, method: str, body: dict) -> dict:
+        try:
+            resp = self.http.request(method, f"{self.url}/executors", json=body or None, timeout=self.timeout_s)
+        except requests.RequestException as err:
+            raise ControlError(f"control endpoint {self.url} unreachable: {type(err).__name__}") from err
+        if resp.status_code != 200:
+            try:
+                detail = resp.json().get("error", resp.text)
+            except ValueError:
+                detail = resp.text
+            raise ControlError(f"control endpoint {self.url} answered {resp.status_code}: {detail}")
+        return resp.json()
+
+
+class ControlEndpointRealizer:
+    """Applies decision.targets["executors"] to the job."""
+
+    def __init__(self, client: ControlEndpointClient):
+        self.client = client
+
+    def realize(self, job: str, decision: Decision) -> None:
+        self.client.set_executors(decision.targets[SPARK_STAGE])

@@ -1,0 +1,47 @@
+"""Turn the runner's per-job metrics into the core's JobObservation.
+
+A Spark job has one parallelism knob, its executors, shared by all its stages; the core sees it as one
+stage named "executors" whose parallelism is the executor count.
+"""
+from __future__ import annotations
+
+import math
+
+from elasticity.model import JobObservation, StageMetrics
+
+SPARK_STAGE = "executors"
+REQUIRED = ("inputRate", "processingRate", "busyFraction", "executors")
+
+
+class MetricsUnavailable(Exception):
+    """The metrics cannot be read (source down, or required series missing); the message says which."""
+
+
+def spark_observation(job: str, values: dict[str, float | None], timestamp: float,
+                      max_parallelism: int | None) -> JobObservation:
+    """values: metric name (the policy's query keys: inputRate, processingRate, ...) -> value or None."""
+    missing = [k for k in REQUIRED if not _finite(values.get(k))]
+    if missing:
+        raise MetricsUnavailable(f"no value for {', '.join(missing)} of {job}")
+    executors = int(round(values["executors"]))
+    stage = StageMetrics(
+        name=SPARK_STAGE,
+        parallelism=executors,
+        input_rate=values["inputRate"],
+        processing_rate=values["processingRate"],
+        busy_fraction=values["busyFraction"],
+        latency_p50_s=_or_none(values.get("latencyP50")),
+        latency_p99_s=_or_none(values.get("latencyP99")),
+        backlog=_or_none(values.get("backlog")) or 0.0,
+        max_parallelism=max_parallelism,
+    )
+    return JobObservation(job=job, timestamp=timestamp, stages=[stage],
+                          latency_p50_s=stage.latency_p50_s, latency_p99_s=stage.latency_p99_s)
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _or_none(x):
+    return float(x) if _finite(x) else None

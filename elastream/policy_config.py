@@ -1,0 +1,44 @@
+"""Map the Kubernetes API (ElasticityPolicy + StreamApp) onto the core's PolicyConfig."""
+from __future__ import annotations
+
+from elastream.api.base import parse_duration
+from elastream.api.policy import ElasticityPolicySpec
+from elastream.api.streamapp import StreamAppSpec
+from elastream.errors import UserError
+from elasticity.config import PolicyConfig
+
+
+def parallelism_bounds(policy: ElasticityPolicySpec, app: StreamAppSpec) -> tuple[int, int]:
+    """The app's executor (worker) range intersected with the policy's bounds."""
+    r = app.executor_range()
+    lo, hi = r.min, r.max
+    if policy.bounds:
+        lo, hi = max(lo, policy.bounds.min), min(hi, policy.bounds.max)
+    if lo > hi:
+        raise UserError(f"spec.bounds {policy.bounds.min}..{policy.bounds.max} of the policy does not overlap "
+                        f"the app's range {r.min}..{r.max}")
+    return lo, hi
+
+
+def to_policy_config(policy: ElasticityPolicySpec, app: StreamAppSpec) -> PolicyConfig:
+    lo, hi = parallelism_bounds(policy, app)
+    return PolicyConfig(
+        algorithm=policy.algorithm,
+        mode=policy.mode,
+        detector=policy.detector,
+        latency_target_s=parse_duration(policy.latency_target),
+        target_utilization=policy.target_utilization,
+        evaluation_interval_s=parse_duration(policy.evaluation_interval),
+        metrics_window_s=parse_duration(policy.metrics_window),
+        stale_after_s=parse_duration(policy.metrics.stale_after),
+        min_parallelism=lo,
+        max_parallelism=hi,
+        scale_up_max_step=policy.scale_up.max_step,
+        scale_down_max_step=policy.scale_down.max_step,
+        stabilization_window_s=parse_duration(policy.stabilization_window),
+        scale_down_delay_s=parse_duration(policy.scale_down.delay),
+        max_rescales_per_hour=policy.max_rescales_per_hour,
+        catch_up_duration_s=parse_duration(policy.catch_up_duration),
+        phi=policy.mestream.phi,
+        bottleneck_interval_s=parse_duration(policy.mestream.bottleneck_interval),
+    )
