@@ -57,6 +57,9 @@ def _structural(node: Any, defs: dict[str, Any]) -> Any:
     if "allOf" in node and len(node["allOf"]) == 1:
         node = {**_structural(node.pop("allOf")[0], defs), **node}
     node.pop("title", None)
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if bound in node and not isinstance(node[bound], bool):  # JSON Schema 2020 -> OpenAPI 3.0
+            node[limit], node[bound] = node[bound], True
     if node.get("default", 0) is None:
         node.pop("default")
     if node.get("additionalProperties") is False:  # unknown fields are rejected by kubectl's strict validation

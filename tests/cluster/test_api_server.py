@@ -9,6 +9,14 @@ from tests.conftest import ROOT
 from tests.manifests import MALFORMED, example, malformed
 
 
+def table_row(table: str) -> dict[str, str]:
+    """The first row of a kubectl table, by column header (cells may be empty)."""
+    header, row = table.splitlines()[:2]
+    starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
+    bounds = list(zip(starts, starts[1:] + [None]))
+    return {header[a:b].strip(): row[a:b].strip() for a, b in bounds}
+
+
 def test_examples_apply_and_show_columns(crds_installed, namespace):
     k = crds_installed
     k.kubectl("apply", "-n", namespace, "-f", str(ROOT / "examples"))
@@ -59,8 +67,7 @@ def test_kubectl_scale_sets_desired_executors(crds_installed, namespace):
     scale = json.loads(k.kubectl("get", "--raw",
                                  f"/apis/elastream.io/v1alpha1/namespaces/{namespace}/streamapps/wordcount/scale").stdout)
     assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3
-    row = k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "--no-headers").stdout.split()
-    assert row[2] == "3"  # the Desired column
+    assert table_row(k.kubectl("get", "streamapp", "wordcount", "-n", namespace).stdout)["DESIRED"] == "3"
     # beyond spark.executors.max (3): rejected by the CEL rule, nothing changes
     proc = k.kubectl("scale", "streamapp/wordcount", "--replicas=7", "-n", namespace, check=False)
     assert proc.returncode != 0 and "spec.replicas" in proc.stderr, proc.stderr
@@ -76,8 +83,8 @@ def test_status_subresource_is_separate(crds_installed, namespace):
                                         "lastTransitionTime": "2026-11-22T00:00:00Z"}]}}
     k.kubectl("patch", "streamapp", "wordcount", "-n", namespace, "--subresource=status", "--type=merge",
               "-p", json.dumps(patch))
-    row = k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "--no-headers").stdout.split()
-    assert row[1:5] == ["spark", "2", "<none>", "1.25"] and row[5] == "Running"
+    row = table_row(k.kubectl("get", "streamapp", "wordcount", "-n", namespace).stdout)
+    assert (row["ENGINE"], row["EXECUTORS"], row["DESIRED"], row["LATENCY"], row["PHASE"]) == ("spark", "2", "", "1.25", "Running")
     bad = {"status": {"conditions": [{"type": "Happy", "status": "True", "reason": "X",
                                       "lastTransitionTime": "2026-11-22T00:00:00Z"}]}}
     proc = k.kubectl("patch", "streamapp", "wordcount", "-n", namespace, "--subresource=status", "--type=merge",
