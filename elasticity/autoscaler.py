@@ -1,0 +1,139 @@
+"""The one entry point: JobAutoscaler.evaluate(observation) -> Decision, and scale() through the ports.
+
+evaluate() validates the metrics, keeps the metrics window, lets the policy propose and the guards decide.
+scale() reads the MetricsSource, evaluates, realizes through the Realizer (unless advisor mode or a hold),
+records the rescale in the StateStore and reports to the EventSink, all timed by the Clock.
+"""
+from __future__ import annotations
+
+import logging
+
+from elasticity.config import PolicyConfig
+from elasticity.guards import apply_guards, check_effectiveness, metrics_problem
+from elasticity.model import Decision, JobObservation
+from elasticity.policies import get_policy
+from elasticity.policies.base import Policy, PolicyContext
+from elasticity.ports import Clock, Event, EventSink, MetricsSource, Realizer, StateStore
+from elasticity.state import AutoscalerState
+
+log = logging.getLogger(__name__)
+
+
+class JobAutoscaler:
+    def __init__(
+        self,
+        job: str,
+        config: PolicyConfig | None = None,
+        *,
+        metrics: MetricsSource | None = None,
+        realizer: Realizer | None = None,
+        store: StateStore | None = None,
+        events: EventSink | None = None,
+        clock: Clock | None = None,
+        policy: Policy | None = None,
+    ) -> None:
+        from elasticity.adapters import InMemoryStateStore, ListEventSink, SystemClock
+
+        self.job = job
+        self.config = config or PolicyConfig()
+        self.policy = policy or get_policy(self.config.algorithm)
+        self.metrics = metrics
+        self.realizer = realizer
+        self.store = store or InMemoryStateStore()
+        self.events = events or ListEventSink()
+        self.clock = clock or SystemClock()
+        self.state = AutoscalerState.from_dict(self.store.load(job))
+
+    # --- pure decision ---------------------------------------------------------------------------------
+    def evaluate(self, observation: JobObservation | None, now: float | None = None) -> Decision:
+        """Decide for one observation. Updates the in-memory state (window, pending scale-downs), realizes nothing."""
+        cfg = self.config
+        now = self.clock.now() if now is None else float(now)
+        st = self.state
+        problem = metrics_problem(observation, now, cfg, self.policy.required_metrics)
+        if problem:
+            st.scale_down_since.clear()  # stale or missing metrics never count towards a scale-down
+            current = observation.parallelism if observation is not None and observation.stages else {}
+            d = Decision(job=self.job, timestamp=now, policy=self.policy.name, action="hold", current=current,
+                         targets=dict(current), reason=problem, guard="metrics")
+            st.last_decision = d.to_dict()
+            return d
+        assert observation is not None
+        # the metrics window (one observation per timestamp)
+        st.history = [h for h in st.history if now - h["timestamp"] <= cfg.metrics_window_s
+                      and h["timestamp"] < observation.timestamp]
+        st.history.append(observation.to_dict())
+        check_effectiveness(observation, st, cfg, now)
+        ctx = PolicyContext(observation=observation, history=st.observations(), config=cfg, now=now,
+                            memory=st.policy_memory.setdefault(self.policy.name, {}),
+                            last_rescale_at=st.last_rescale_at)
+        proposal = self.policy.propose(ctx)
+        d = apply_guards(proposal, observation, st, cfg, now, self.policy.name)
+        st.last_decision = d.to_dict()
+        return d
+
+    def record_rescale(self, decision: Decision, observation: JobObservation) -> None:
+        """Remember a realized rescale (for stabilization, rate limit, scale-down delay, effectiveness)."""
+        st = self.state
+        now = decision.timestamp
+        st.last_rescale_at = now
+        st.rescale_times = [t for t in st.rescale_times if now - t < 3600.0] + [now]
+        for name, t in decision.targets.items():
+            p0 = decision.current.get(name, t)
+            st.scale_down_since.pop(name, None)
+            if t > p0:
+                rate0 = observation.stage(name).true_processing_rate()
+                if rate0:
+                    st.pending_effectiveness[name] = {"p0": p0, "p1": t, "rate0": rate0, "at": now}
+            elif t < p0:
+                st.ineffective_until.pop(name, None)
+                st.pending_effectiveness.pop(name, None)
+        # the window saw the old parallelism; keep it only for the rate history (policies filter by parallelism)
+
+    # --- through the ports -----------------------------------------------------------------------------
+    def scale(self) -> Decision:
+        """Observe, decide, realize (auto mode), persist, report. Returns the decision."""
+        if self.metrics is None:
+            raise RuntimeError("JobAutoscaler.scale() needs a MetricsSource")
+        now = self.clock.now()
+        obs = self.metrics.observe(self.job)
+        previous = self.state.last_decision
+        d = self.evaluate(obs, now)
+        if d.realize:
+            if self.realizer is None:
+                raise RuntimeError("JobAutoscaler.scale() needs a Realizer in auto mode")
+            try:
+                self.realizer.realize(self.job, d)
+            except Exception as err:  # report, keep the old state: nothing changed
+                log.warning("rescale of %s failed: %s", self.job, err)
+                d.action, d.guard = "hold", "realize_failed"
+                d.reason = f"hold: rescale failed ({err}) [wanted: {d.reason}]"
+                self.state.last_decision = d.to_dict()
+                self.events.emit(self.job, Event("Warning", "RescaleFailed", d.reason, d.to_dict()))
+                self._save()
+                return d
+            assert obs is not None
+            self.record_rescale(d, obs)
+            self.events.emit(self.job, Event("Normal", "Rescaled", d.reason, d.to_dict()))
+        elif d.changed and d.advisory:
+            self.events.emit(self.job, Event("Normal", "RescaleAdvised", d.reason, d.to_dict()))
+        elif d.hold and (previous is None or previous.get("guard") != d.guard):
+            kind = "Warning" if d.guard in ("metrics", "ineffective_scale_up") else "Normal"
+            self.events.emit(self.job, Event(kind, _event_reason(d), d.reason, d.to_dict()))
+        self._save()
+        return d
+
+    def _save(self) -> None:
+        self.store.save(self.job, self.state.to_dict())
+
+
+def _event_reason(d: Decision) -> str:
+    return {
+        "metrics": "MetricsUnavailable",
+        "stabilization": "Stabilizing",
+        "rate_limit": "RescaleRateLimited",
+        "scale_down_delay": "ScaleDownDelayed",
+        "backlog": "CatchingUp",
+        "ineffective_scale_up": "IneffectiveScaleUp",
+        "policy": "Holding",
+    }.get(d.guard or "", "Holding")

@@ -1,0 +1,87 @@
+"""PolicyConfig: every knob of the core, with defaults we can justify (see docs/elasticity.md, "Defaults").
+
+Pure pydantic — the Kubernetes ElasticityPolicy maps onto these snake_case names (seconds as floats).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ALGORITHMS = ("elastream", "ds2", "mestream", "hpa", "static")
+
+
+class PolicyConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True)
+
+    # --- what decides ---------------------------------------------------------------------------------
+    algorithm: Literal["elastream", "ds2", "mestream", "hpa", "static"] = "elastream"
+    mode: Literal["auto", "advisor"] = "auto"
+    # when to act: "regression" = Me-Stream threshold function on (timestamp, latency);
+    # "rate" = busy fraction / rates. None = the algorithm's own (mestream: regression, others: rate).
+    detector: Literal["regression", "rate"] | None = None
+
+    # --- targets --------------------------------------------------------------------------------------
+    latency_target_s: float = Field(5.0, gt=0)  # end-to-end p99 latency objective
+    target_utilization: float = Field(0.7, gt=0, le=1)  # DS2/Flink/HPA target busy fraction
+    utilization_boundary: float = Field(0.1, ge=0, lt=1)  # ds2: no change while utilization within target ± this
+
+    # --- cadence and windows --------------------------------------------------------------------------
+    evaluation_interval_s: float = Field(30.0, gt=0)
+    metrics_window_s: float = Field(300.0, gt=0)
+    stale_after_s: float | None = Field(None, gt=0)  # None = 2 × evaluation_interval_s
+
+    # --- guards ---------------------------------------------------------------------------------------
+    min_parallelism: int = Field(1, ge=1)
+    max_parallelism: int = Field(64, ge=1)
+    scale_up_max_step: int | None = Field(None, ge=1)
+    scale_down_max_step: int | None = Field(None, ge=1)
+    max_scale_down_factor: float = Field(0.6, gt=0, le=1)  # ds2/elastream: one step removes at most 60 %
+    stabilization_window_s: float = Field(300.0, ge=0)  # no new rescale this long after the last one
+    scale_down_delay_s: float = Field(600.0, ge=0)  # scale-down only once wanted this long without a break
+    max_rescales_per_hour: int = Field(6, ge=0)
+    backlog_tolerance_s: float | None = Field(None, ge=0)  # catching up = backlog > this many seconds of input
+    ineffective_scale_up_threshold: float = Field(0.1, ge=0, le=1)  # gain < 10 % of expected = ineffective
+    ineffective_block_s: float = Field(3600.0, ge=0)
+
+    # --- rate-based planning (ds2, elastream) ---------------------------------------------------------
+    catch_up_duration_s: float = Field(300.0, gt=0)  # drain a backlog within this
+    restart_time_s: float = Field(30.0, ge=0)  # expected pause + warm-up of a rescale (adds catch-up capacity)
+
+    # --- hpa ------------------------------------------------------------------------------------------
+    hpa_tolerance: float = Field(0.1, ge=0, lt=1)
+
+    # --- Me-Stream ------------------------------------------------------------------------------------
+    phi: float = Field(1.0, gt=0)  # eq. 7 allocation coefficient
+    bottleneck_interval_s: float = Field(60.0, gt=0)  # Algorithm 1 recurrence interval
+    mestream_accuracy: float = Field(1.0, ge=0)  # effective bottleneck: latency > f(t) + accuracy·RMSE
+    mestream_min_recurrences: int = Field(2, ge=1)  # the reference bottleneck "occurs multiple times"
+    mestream_magnitude: float = Field(10.0, gt=1)  # same order of magnitude: 1/10 < T/Tr < 10
+    mestream_min_training_points: int = Field(3, ge=2)
+
+    # --- elastream ------------------------------------------------------------------------------------
+    elastream_max_utilization: float = Field(0.9, gt=0, le=1)  # planning ceiling after noise headroom
+    elastream_noise_z: float = Field(2.0, ge=0)  # headroom = z × std of the rate residuals
+    elastream_forecast: bool = True
+    elastream_min_saving: float = Field(0.1, ge=0, lt=1)  # scale down only to save ≥ this share of instances
+
+    @model_validator(mode="after")
+    def _check(self) -> "PolicyConfig":
+        if self.min_parallelism > self.max_parallelism:
+            raise ValueError(f"min_parallelism {self.min_parallelism} > max_parallelism {self.max_parallelism}")
+        return self
+
+    # derived values ------------------------------------------------------------------------------------
+    @property
+    def effective_detector(self) -> str:
+        if self.detector:
+            return self.detector
+        return "regression" if self.algorithm == "mestream" else "rate"
+
+    @property
+    def effective_stale_after_s(self) -> float:
+        return self.stale_after_s if self.stale_after_s is not None else 2.0 * self.evaluation_interval_s
+
+    @property
+    def effective_backlog_tolerance_s(self) -> float:
+        return self.backlog_tolerance_s if self.backlog_tolerance_s is not None else 0.5 * self.latency_target_s

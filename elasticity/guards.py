@@ -1,0 +1,163 @@
+"""Guards applied to every policy's proposal, in this order:
+
+1. metrics: hold on missing or stale metrics (before the policy runs; see `metrics_problem`)
+2. bounds: clamp to [min_parallelism, min(max_parallelism, stage max parallelism)]
+3. step limits: scale_up_max_step / scale_down_max_step per stage and step
+4. ineffective scale-up: no scale-up of a stage whose last scale-up did not raise its true rate
+5. backlog: no scale-down while a backlog is being caught up
+6. scale-down delay: a scale-down happens only once wanted continuously for scale_down_delay_s
+7. stabilization: no rescale within stabilization_window_s of the last one
+8. rate limit: at most max_rescales_per_hour realized rescales in any hour
+9. advisor mode: decide, never realize
+"""
+from __future__ import annotations
+
+import math
+
+from elasticity.config import PolicyConfig
+from elasticity.model import Decision, JobObservation, fmt_count
+from elasticity.policies.base import Proposal, stage_bound
+from elasticity.state import AutoscalerState
+
+
+def metrics_problem(obs: JobObservation | None, now: float, cfg: PolicyConfig,
+                    required: tuple[str, ...]) -> str | None:
+    """Why these metrics cannot be used (None if they can)."""
+    if obs is None:
+        return "hold: no metrics"
+    if not obs.stages:
+        return "hold: metrics list no stage"
+    age = now - obs.timestamp
+    if age > cfg.effective_stale_after_s:
+        return f"hold: metrics stale for {age:.0f}s (> {cfg.effective_stale_after_s:.0f}s)"
+    for s in obs.stages:
+        if s.parallelism is None or s.parallelism < 1:
+            return f"hold: metrics missing for stage {s.name}: parallelism"
+        miss = s.missing(required)
+        if miss:
+            return f"hold: metrics missing for stage {s.name}: {', '.join(miss)}"
+    return None
+
+
+def backlog_catching_up(obs: JobObservation, cfg: PolicyConfig) -> tuple[bool, float, float]:
+    """(catching up?, total backlog in records, in seconds of the job's input)."""
+    backlog = float(sum(max(s.backlog or 0.0, 0.0) for s in obs.stages))
+    rate = obs.source_rate()
+    seconds = backlog / rate if rate > 0 else (math.inf if backlog > 0 else 0.0)
+    return seconds > cfg.effective_backlog_tolerance_s, backlog, seconds
+
+
+def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState, cfg: PolicyConfig,
+                 now: float, policy: str) -> Decision:
+    current = obs.parallelism
+    inputs = dict(proposal.inputs)
+
+    def decision(action, targets, reason, guard=None):
+        return Decision(job=obs.job, timestamp=now, policy=policy, action=action, current=current,
+                        targets=dict(targets), reason=reason, inputs=inputs, guard=guard)
+
+    if proposal.hold:
+        state.scale_down_since.clear()
+        return decision("hold", current, proposal.reason, "policy")
+
+    notes: list[str] = []
+    targets: dict[str, int] = {}
+    for s in obs.stages:
+        p = current[s.name]
+        t = int(proposal.targets.get(s.name, p))
+        hi = stage_bound(s.max_parallelism, cfg)
+        clamped = max(cfg.min_parallelism, min(t, hi))
+        if clamped != t:
+            notes.append(f"{s.name} clamped {t}→{clamped} to [{cfg.min_parallelism}, {hi}]")
+        t = clamped
+        if cfg.scale_up_max_step and t > p + cfg.scale_up_max_step:
+            notes.append(f"{s.name} scale-up limited to +{cfg.scale_up_max_step}")
+            t = p + cfg.scale_up_max_step
+        if cfg.scale_down_max_step and t < p - cfg.scale_down_max_step:
+            notes.append(f"{s.name} scale-down limited to -{cfg.scale_down_max_step}")
+            t = p - cfg.scale_down_max_step
+        targets[s.name] = t
+    note = f" ({'; '.join(notes)})" if notes else ""
+
+    blocks: list[tuple[str, str]] = []  # (guard, reason)
+    # 4. ineffective scale-up
+    for name, t in targets.items():
+        until = state.ineffective_until.get(name)
+        if t > current[name] and until is not None and now < until:
+            blocks.append(("ineffective_scale_up", f"hold: scale-up of {name} blocked for {until - now:.0f}s more: "
+                           "its last scale-up did not raise its true processing rate"))
+            targets[name] = current[name]
+    # 5-6. scale-down: backlog, delay (tracked every evaluation, even while other guards hold)
+    catching, backlog, backlog_s = backlog_catching_up(obs, cfg)
+    inputs["backlog_total"] = round(backlog, 1)
+    inputs["backlog_s"] = round(backlog_s, 3) if math.isfinite(backlog_s) else -1.0
+    for name, t in list(targets.items()):
+        if t >= current[name]:
+            state.scale_down_since.pop(name, None)
+            continue
+        if catching:
+            state.scale_down_since.pop(name, None)
+            blocks.append(("backlog", f"hold: no scale-down while a backlog of {fmt_count(backlog)} records "
+                           f"({backlog_s:.0f}s of input) is caught up"))
+            targets[name] = current[name]
+            continue
+        since = state.scale_down_since.setdefault(name, now)
+        if now - since < cfg.scale_down_delay_s:
+            blocks.append(("scale_down_delay", f"hold: scale-down of {name} wanted for {now - since:.0f}s of "
+                           f"{cfg.scale_down_delay_s:.0f}s delay"))
+            targets[name] = current[name]
+
+    if targets == current:
+        if blocks:
+            guard, _ = blocks[0]
+            reasons = list(dict.fromkeys(r for _, r in blocks))
+            return decision("hold", current, "; ".join(reasons) + f" [policy: {proposal.reason}]", guard)
+        return decision("none", current, proposal.reason + note)
+
+    reason = proposal.reason + note
+    if blocks:
+        reason += " [" + "; ".join(dict.fromkeys(r for _, r in blocks)) + "]"
+    # 7. stabilization
+    if state.last_rescale_at is not None and now - state.last_rescale_at < cfg.stabilization_window_s:
+        return decision("hold", targets, f"hold: stabilizing after the rescale {now - state.last_rescale_at:.0f}s "
+                        f"ago ({cfg.stabilization_window_s:.0f}s window) [wanted: {reason}]", "stabilization")
+    # 8. rescales per hour
+    recent = [t for t in state.rescale_times if now - t < 3600.0]
+    if len(recent) >= cfg.max_rescales_per_hour:
+        wait = 3600.0 - (now - min(recent)) if recent else 0.0
+        return decision("hold", targets, f"hold: {len(recent)} rescales in the last hour (max "
+                        f"{cfg.max_rescales_per_hour}); next allowed in {wait:.0f}s [wanted: {reason}]", "rate_limit")
+    d = decision("scale", targets, reason)
+    # 9. advisor
+    if cfg.mode == "advisor":
+        d.advisory = True
+        d.reason = "advisor: would " + reason
+        d.guard = "advisor"
+    return d
+
+
+def check_effectiveness(obs: JobObservation, state: AutoscalerState, cfg: PolicyConfig, now: float) -> list[str]:
+    """Flink's ineffective-scaling detection: once the stabilization window after a scale-up has passed,
+    compare the stage's true processing rate with the one expected (rate before × p1/p0). If it gained less
+    than `ineffective_scale_up_threshold` of the expected gain, block its scale-ups for ineffective_block_s.
+    Returns the stages found ineffective."""
+    found = []
+    for name, rec in list(state.pending_effectiveness.items()):
+        if now - rec["at"] < cfg.stabilization_window_s:
+            continue
+        state.pending_effectiveness.pop(name)
+        try:
+            s = obs.stage(name)
+        except KeyError:
+            continue
+        if s.parallelism != rec["p1"]:
+            continue
+        rate = s.true_processing_rate()
+        if rate is None or (s.utilization() or 0.0) < 0.2:
+            continue  # too idle to tell
+        expected_gain = rec["rate0"] * (rec["p1"] / rec["p0"] - 1.0)
+        gain = rate - rec["rate0"]
+        if expected_gain > 0 and gain < cfg.ineffective_scale_up_threshold * expected_gain:
+            state.ineffective_until[name] = now + cfg.ineffective_block_s
+            found.append(name)
+    return found

@@ -1,0 +1,63 @@
+"""What a policy sees (PolicyContext) and what it proposes (Proposal). Guards turn a proposal into a Decision."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from elasticity.config import PolicyConfig
+from elasticity.model import JobObservation
+
+
+@dataclass
+class PolicyContext:
+    observation: JobObservation
+    history: list[JobObservation]  # observations inside the metrics window, oldest first, current last
+    config: PolicyConfig
+    now: float
+    memory: dict[str, Any] = field(default_factory=dict)  # JSON-able, persisted between evaluations
+    last_rescale_at: float | None = None
+
+
+@dataclass
+class Proposal:
+    """Targets per stage (a stage absent = keep), why, and the numbers used. hold=True: the policy cannot
+    or will not decide now (e.g. not enough history); the reason says why."""
+
+    targets: dict[str, int]
+    reason: str
+    inputs: dict[str, float] = field(default_factory=dict)
+    hold: bool = False
+
+
+class Policy(Protocol):
+    name: str
+    required_metrics: tuple[str, ...]
+
+    def propose(self, ctx: PolicyContext) -> Proposal: ...
+
+
+def stage_bound(stage_max: int | None, config: PolicyConfig) -> int:
+    """The effective upper bound of a stage: the policy's max and the stage's own (key groups, tasks)."""
+    hi = config.max_parallelism
+    if stage_max is not None and stage_max > 0:
+        hi = min(hi, int(stage_max))
+    return max(hi, config.min_parallelism)
+
+
+def align_to_max_parallelism(p: int, max_parallelism: int | None, upper: int) -> int:
+    """Flink's key-group alignment: the smallest p' ≥ p that divides max_parallelism evenly, searched up to
+    max_parallelism/2 and `upper`; p unchanged if there is none (or no max parallelism is known)."""
+    if not max_parallelism or p <= 0:
+        return p
+    if p >= max_parallelism:
+        return max_parallelism
+    for q in range(p, min(max_parallelism // 2, upper) + 1):
+        if max_parallelism % q == 0:
+            return q
+    return p
+
+
+def ceil_eps(x: float) -> int:
+    """ceil that ignores float noise: ceil(24.000000001) = 24."""
+    return int(math.ceil(round(x, 9)))

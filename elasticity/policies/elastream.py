@@ -1,0 +1,214 @@
+"""`elastream`: our default — rate-based planning (as DS2) made latency-aware, noise-aware and predictive.
+
+1. Per-instance true processing rate: the median, over the metrics window, of true rate / parallelism at the
+   current parallelism (robust to one noisy scrape; scrapes that saw the last rescale are left out). Capacity
+   accounts for key groups: p instances over K key groups (max parallelism) carry K / ceil(K/p) instances'
+   worth of work, since the busiest instance holds ceil(K/p) of them.
+2. Forecast of the source rate: Theil-Sen slope over the window (robust to a step), level = the latest
+   scrapes; the plan covers the rate expected until the next moment we may act again (evaluation interval +
+   stabilization window for a scale-up; + scale-down delay for a scale-down, which must last longer).
+3. Headroom from the measured noise (z × robust std of the rate around its trend) instead of a fixed target
+   utilization; the ceiling `elastream_max_utilization` adapts: lowered when p99 latency misses the target
+   with no backlog (queueing), raised back slowly while latency has ample slack.
+4. Hysteresis: scale out only when the planned load would push the current parallelism past the midpoint
+   between the ceiling and 100 %; scale in only when it saves at least `elastream_min_saving` of the
+   instances; the new parallelism is the least one whose key-group-aware capacity carries the plan.
+5. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2.
+With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
+bottleneck scales its worst stage by one level even if rates look fine.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from elasticity.model import JobObservation, fmt_count, fmt_rate
+from elasticity.policies.base import PolicyContext, Proposal, stage_bound
+from elasticity.policies.rates import target_rates
+
+
+def effective_parallelism(p: int, key_groups: int | None) -> float:
+    """Instances' worth of work p instances can do when K key groups are spread over them: K / ceil(K/p)."""
+    if p <= 0:
+        return 0.0
+    if not key_groups or p >= key_groups:
+        return float(min(p, key_groups) if key_groups else p)
+    return key_groups / math.ceil(key_groups / p)
+
+
+def least_parallelism(capacity: float, per_instance: float, key_groups: int | None, lo: int, hi: int) -> int:
+    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity (hi if none)."""
+    if per_instance <= 0:
+        return hi
+    for p in range(lo, hi + 1):
+        if per_instance * effective_parallelism(p, key_groups) >= capacity - 1e-9:
+            return p
+    return hi
+
+
+def theil_sen(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Median of pairwise slopes and the median intercept; robust to a step or an outlier."""
+    n = len(t)
+    if n < 2:
+        return 0.0, float(y[-1]) if n else 0.0
+    i, j = np.triu_indices(n, 1)
+    dt = t[j] - t[i]
+    ok = dt > 0
+    slope = float(np.median((y[j] - y[i])[ok] / dt[ok])) if ok.any() else 0.0
+    intercept = float(np.median(y - slope * t))
+    return slope, intercept
+
+
+class RateForecast:
+    """fit(t, rate) on the window; level, slope and noise; predict the peak over a horizon."""
+
+    def fit(self, t, y, now: float) -> "RateForecast":
+        t = np.asarray(t, dtype=float) - now
+        y = np.asarray(y, dtype=float)
+        self.n_ = len(y)
+        if self.n_ >= 4:
+            self.slope_, b = theil_sen(t, y)
+            resid = y - (self.slope_ * t + b)
+            self.noise_ = float(1.4826 * np.median(np.abs(resid - np.median(resid))))
+            span = float(t[-1] - t[0])
+            if abs(self.slope_) * span < 2.0 * self.noise_:
+                self.slope_ = 0.0  # a trend smaller than the noise is no trend
+            fitted_now = b + self.slope_ * 0.0
+        else:
+            self.slope_, self.noise_ = 0.0, 0.0
+            fitted_now = float(np.mean(y)) if self.n_ else 0.0
+        self.level_ = max(float(y[-1]), fitted_now) if self.n_ else 0.0
+        return self
+
+    def peak(self, horizon_s: float, z: float) -> float:
+        """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise."""
+        return max(self.level_ + max(self.slope_, 0.0) * horizon_s, 0.0) + z * self.noise_
+
+
+class ElastreamPolicy:
+    name = "elastream"
+    required_metrics = ("input_rate", "processing_rate", "utilization")
+
+    def _per_instance_rates(self, ctx: PolicyContext) -> dict[str, float]:
+        obs = ctx.observation
+        out = {}
+        for s in obs.stages:
+            samples = []
+            for o in ctx.history:
+                if ctx.last_rescale_at is not None and o.timestamp <= ctx.last_rescale_at + ctx.config.evaluation_interval_s:
+                    continue  # scrapes that saw the pause or warm-up understate the rate
+                try:
+                    h = o.stage(s.name)
+                except KeyError:
+                    continue
+                if h.parallelism != s.parallelism or (h.utilization() or 0) < 0.2:
+                    continue
+                tr = h.true_processing_rate()
+                if tr:
+                    samples.append(tr / int(h.parallelism))
+            if not samples:
+                samples = [(s.true_processing_rate() or 0.0) / int(s.parallelism)]
+            out[s.name] = float(np.median(samples))
+        return out
+
+    def propose(self, ctx: PolicyContext) -> Proposal:
+        cfg = ctx.config
+        obs: JobObservation = ctx.observation
+        mem = ctx.memory
+        u_max = float(mem.get("u_max", cfg.elastream_max_utilization))
+        # adapt the utilization ceiling to the latency target
+        p99 = obs.latency_p99_s
+        backlog_total = sum(s.backlog for s in obs.stages)
+        caught_up = backlog_total <= obs.source_rate() * cfg.effective_backlog_tolerance_s
+        if p99 is not None and caught_up:
+            if p99 > cfg.latency_target_s:
+                u_max = max(cfg.target_utilization, u_max - 0.05)
+            elif p99 < 0.5 * cfg.latency_target_s:
+                u_max = min(cfg.elastream_max_utilization, u_max + 0.005)
+        mem["u_max"] = u_max
+        u_up = (u_max + 1.0) / 2.0  # scale out only past this
+
+        hist = ctx.history or [obs]
+        per_source = {}
+        forecasts = {}
+        for src in obs.sources():
+            ts, ys = [], []
+            for o in hist:
+                try:
+                    ts.append(o.timestamp)
+                    ys.append(float(o.stage(src.name).input_rate or 0.0))
+                except KeyError:
+                    ts.pop()
+            fc = RateForecast().fit(ts, ys, ctx.now)
+            forecasts[src.name] = fc
+        h_up = cfg.evaluation_interval_s + cfg.stabilization_window_s
+        h_down = h_up + cfg.scale_down_delay_s
+        z = cfg.elastream_noise_z
+        use_fc = cfg.elastream_forecast
+
+        def plan(h: float) -> dict[str, float]:
+            for name, fc in forecasts.items():
+                per_source[name] = fc.peak(h if use_fc else 0.0, z)
+            return dict(per_source)
+
+        up_rates = {r.name: r for r in target_rates(obs, plan(h_up))}
+        down_rates = {r.name: r for r in target_rates(obs, plan(h_down))}
+        now_rates = {r.name: r for r in target_rates(obs)}
+        mu = self._per_instance_rates(ctx)
+
+        targets, inputs, parts = {}, {"u_max": round(u_max, 4)}, []
+        for name, fc in forecasts.items():
+            inputs[f"{name}.rate_level"] = round(fc.level_, 3)
+            inputs[f"{name}.rate_slope"] = round(fc.slope_, 5)
+            inputs[f"{name}.rate_noise"] = round(fc.noise_, 3)
+        for s in obs.stages:
+            p = int(s.parallelism)
+            K = s.max_parallelism
+            hi = stage_bound(K, cfg)
+            lo = cfg.min_parallelism
+            m = mu[s.name]
+            up, down, cur = up_rates[s.name], down_rates[s.name], now_rates[s.name]
+            catch = s.backlog / cfg.catch_up_duration_s
+            restart = up.target_input_rate * cfg.restart_time_s / cfg.catch_up_duration_s
+            cap_now = m * effective_parallelism(p, K)
+            inputs[f"{s.name}.per_instance_rate"] = round(m, 3)
+            inputs[f"{s.name}.capacity"] = round(cap_now, 3)
+            inputs[f"{s.name}.planned_rate"] = round(up.target_input_rate, 3)
+            inputs[f"{s.name}.backlog"] = round(s.backlog, 1)
+            new = p
+            need_up = up.target_input_rate + catch
+            if m > 0 and (need_up > u_up * cap_now or s.backlog > cur.target_input_rate * cfg.effective_backlog_tolerance_s
+                          and catch > (1.0 - u_max) * cap_now):
+                new = least_parallelism(need_up / u_max + restart, m, K, p, hi)
+                if new > p:
+                    back = f" + backlog {fmt_count(s.backlog)}" if s.backlog > 0 else ""
+                    parts.append(f"scale out {s.name} {p}→{new}: capacity {fmt_rate(cap_now)} at "
+                                 f"{u_up:.0%} cannot carry {fmt_rate(up.target_input_rate)} expected within "
+                                 f"{h_up:.0f}s{back}")
+            elif m > 0 and caught_up:
+                keep = max(down.target_input_rate, up.target_input_rate) * (1.0 + cfg.restart_time_s / cfg.catch_up_duration_s)
+                cand = least_parallelism(keep / u_max, m, K, lo, p)
+                if cand < p and (p - cand) >= max(1.0, cfg.elastream_min_saving * p):
+                    new = cand
+                    parts.append(f"scale in {s.name} {p}→{new}: {fmt_rate(down.target_input_rate)} expected "
+                                 f"within {h_down:.0f}s needs {new} at {u_max:.0%} of "
+                                 f"{fmt_rate(m)}/instance")
+            targets[s.name] = max(lo, min(new, hi))
+
+        if cfg.effective_detector == "regression" and not any(targets[n] > obs.parallelism[n] for n in targets):
+            from elasticity.policies.mestream import MeStreamPolicy
+
+            ms = MeStreamPolicy().propose(ctx)
+            if not ms.hold and any(ms.targets[n] > obs.parallelism[n] for n in ms.targets):
+                worst = max(ms.targets, key=lambda n: ms.inputs.get(f"{n}.bottleneck_level", 0.0))
+                p = obs.parallelism[worst]
+                targets = dict(obs.parallelism)
+                targets[worst] = min(p + 1, stage_bound(obs.stage(worst).max_parallelism, cfg))
+                inputs.update(ms.inputs)
+                parts = [f"scale out {worst} {p}→{targets[worst]}: recurring latency bottleneck ({ms.reason})"]
+
+        if not parts:
+            return Proposal(targets, f"steady: planned load within {u_up:.0%} of capacity; no scale-in saves "
+                            f"{cfg.elastream_min_saving:.0%}", inputs)
+        return Proposal(targets, "; ".join(parts), inputs)

@@ -1,0 +1,54 @@
+"""The five ports through which the core talks to the world (as the Flink autoscaler does).
+
+Kubernetes adapters (controllers/), the local mode and the simulator implement them; the core only sees
+these Protocols and the plain data of elasticity.model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from elasticity.model import Decision, JobObservation
+
+
+@runtime_checkable
+class MetricsSource(Protocol):
+    def observe(self, job: str) -> JobObservation | None:
+        """The latest metrics of `job`, or None when there are none."""
+
+
+@runtime_checkable
+class Realizer(Protocol):
+    def realize(self, job: str, decision: Decision) -> None:
+        """Apply decision.targets (parallelism per stage) to the running job. Raise on failure."""
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    def load(self, job: str) -> dict[str, Any] | None:
+        """The autoscaler state saved for `job` (a JSON-able dict), or None."""
+
+    def save(self, job: str, state: dict[str, Any]) -> None:
+        """Persist the state of `job` (e.g. a ConfigMap)."""
+
+
+@dataclass
+class Event:
+    """A Kubernetes-style event: type Normal|Warning, a CamelCase reason, a message."""
+
+    type: Literal["Normal", "Warning"]
+    reason: str
+    message: str
+    decision: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class EventSink(Protocol):
+    def emit(self, job: str, event: Event) -> None:
+        """Record an event about `job`."""
+
+
+@runtime_checkable
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds (any fixed origin; observations use the same base)."""

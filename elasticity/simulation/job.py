@@ -1,0 +1,185 @@
+"""A discrete-time fluid model of a streaming job: a chain of stages with queues.
+
+Per step of dt seconds, stage i receives records (the load for the first stage, the previous stage's output
+otherwise), processes up to its capacity  μ_i × eff(p_i, K_i) × noise × warm-up  (0 during a rescale pause),
+queues the rest, and emits processed × selectivity. eff(p, K) = K / ceil(K/p): the busiest of p instances
+holds ceil(K/p) of the K key groups (the stage's max parallelism), so unaligned parallelism wastes capacity.
+
+Latency of a stage = base latency + backlog drain time (queue / capacity, plus what remains of a pause) + the
+M/M/1 sojourn of the busiest instance at utilization ρ: mean 1/(μ(1−ρ)), p50 ln2/(μ(1−ρ)), p99 ln100/(μ(1−ρ));
+end-to-end figures add the stages. A rescale pauses the whole job for `rescale_pause_s`, then capacity ramps
+linearly from `warmup_capacity` to 1 over `warmup_s`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from elasticity.model import JobObservation, StageMetrics
+from elasticity.policies.elastream import effective_parallelism
+
+LN2, LN100 = math.log(2.0), math.log(100.0)
+
+
+@dataclass
+class StageSpec:
+    name: str
+    service_rate: float  # records/s of one instance at 100 % busy
+    key_groups: int = 360  # max parallelism: key groups / shuffle partitions / Storm tasks
+    selectivity: float = 1.0
+    base_latency_s: float = 0.05
+    initial_parallelism: int = 1
+
+
+@dataclass
+class JobSpec:
+    name: str
+    stages: list[StageSpec]
+    rescale_pause_s: float = 5.0
+    warmup_s: float = 20.0
+    warmup_capacity: float = 0.8
+    capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
+
+
+@dataclass
+class Timeline:
+    """Everything that happened, one row per step."""
+
+    t: np.ndarray
+    arrivals: np.ndarray  # records/s into the job
+    parallelism: np.ndarray  # (n, stages)
+    backlog: np.ndarray  # (n, stages) records queued at the end of the step
+    processed: np.ndarray  # (n, stages) records/s
+    latency_mean: np.ndarray
+    latency_p50: np.ndarray
+    latency_p99: np.ndarray
+    rescale_times: list[float] = field(default_factory=list)
+
+
+class SimulatedJob:
+    """The job, its metrics (MetricsSource) and its rescale endpoint (Realizer)."""
+
+    def __init__(self, spec: JobSpec, arrivals: np.ndarray, dt: float = 1.0, seed: int = 0,
+                 metrics_window_s: float = 30.0, free_rescales: bool = False) -> None:
+        self.spec = spec
+        self.dt = float(dt)
+        self.n = len(arrivals)
+        S = len(spec.stages)
+        self.S = S
+        self.mu = [s.service_rate for s in spec.stages]
+        self.K = [s.key_groups for s in spec.stages]
+        self.sel = [s.selectivity for s in spec.stages]
+        self.base = [s.base_latency_s for s in spec.stages]
+        self.p = [int(s.initial_parallelism) for s in spec.stages]
+        self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
+        self.Q = [0.0] * S
+        self.k = 0  # next step to simulate
+        self.pause_until = -1.0
+        self.warm_from = -1e18
+        self.free = free_rescales
+        self.window = max(1, int(round(metrics_window_s / self.dt)))
+        rng = np.random.default_rng(seed + 1_000_003)
+        self.cap_noise = np.maximum(1.0 + spec.capacity_noise * rng.standard_normal((self.n, S)), 0.1)
+        self.tl = Timeline(
+            t=np.arange(self.n) * self.dt,
+            arrivals=np.asarray(arrivals, dtype=float),
+            parallelism=np.zeros((self.n, S), dtype=np.int32),
+            backlog=np.zeros((self.n, S)),
+            processed=np.zeros((self.n, S)),
+            latency_mean=np.zeros(self.n),
+            latency_p50=np.zeros(self.n),
+            latency_p99=np.zeros(self.n),
+        )
+        self._inflow = np.zeros((self.n, S))
+        self._full = np.zeros((self.n, S))  # records/s all instances could do if balanced (busy denominator)
+        self.rescales = 0
+
+    @property
+    def now(self) -> float:
+        return self.k * self.dt
+
+    # --- dynamics ------------------------------------------------------------------------------------------
+    def step(self) -> None:
+        k, dt, t = self.k, self.dt, self.k * self.dt
+        paused = t < self.pause_until
+        warm = 1.0
+        if not paused and self.spec.warmup_s > 0 and t < self.warm_from + self.spec.warmup_s:
+            frac = (t - self.warm_from) / self.spec.warmup_s
+            warm = self.spec.warmup_capacity + (1.0 - self.spec.warmup_capacity) * max(frac, 0.0)
+        inflow = self.tl.arrivals[k]
+        lm = l50 = l99 = 0.0
+        rest = max(self.pause_until - t, 0.0)
+        noise = self.cap_noise[k]
+        for i in range(self.S):
+            mu = self.mu[i]
+            nominal = mu * self.eff[i]
+            cap = 0.0 if paused else nominal * noise[i] * warm
+            q = self.Q[i] + inflow * dt
+            done = min(q, cap * dt)
+            q -= done
+            self.Q[i] = q
+            rate_done = done / dt
+            self._inflow[k, i] = inflow
+            self._full[k, i] = 0.0 if paused else mu * self.p[i] * noise[i] * warm
+            self.tl.processed[k, i] = rate_done
+            self.tl.backlog[k, i] = q
+            self.tl.parallelism[k, i] = self.p[i]
+            rho = min(inflow / cap, 0.99) if cap > 0 else 0.99
+            drain = q / nominal + rest if nominal > 0 else rest
+            soj = 1.0 / (mu * (1.0 - rho))
+            lm += self.base[i] + drain + soj
+            l50 += self.base[i] + drain + LN2 * soj
+            l99 += self.base[i] + drain + LN100 * soj
+            inflow = rate_done * self.sel[i]
+        self.tl.latency_mean[k] = lm
+        self.tl.latency_p50[k] = l50
+        self.tl.latency_p99[k] = l99
+        self.k += 1
+
+    def set_parallelism(self, targets: dict[str, int]) -> bool:
+        """Apply new parallelism from the next step; pauses the job unless rescales are free (the oracle)."""
+        new = [int(targets.get(s.name, p)) for s, p in zip(self.spec.stages, self.p)]
+        if new == self.p:
+            return False
+        self.p = new
+        self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
+        self.rescales += 1
+        if not self.free:
+            t = self.now
+            self.tl.rescale_times.append(t)
+            self.pause_until = t + self.spec.rescale_pause_s
+            self.warm_from = self.pause_until
+        return True
+
+    # --- ports -----------------------------------------------------------------------------------------------
+    def observe(self, job: str | None = None) -> JobObservation | None:
+        """Metrics over the last scrape window (like a Prometheus rate over 30 s), at the current time."""
+        if self.k == 0:
+            return None
+        a, b = max(0, self.k - self.window), self.k
+        stages = []
+        prev = None
+        for i, s in enumerate(self.spec.stages):
+            full = self._full[a:b, i]
+            proc = self.tl.processed[a:b, i]
+            live = full > 0
+            busy = float(proc[live].sum() / full[live].sum()) if live.any() and full[live].sum() > 0 else None
+            pr = float(proc[live].mean()) if live.any() else 0.0
+            src_rate = float(self.tl.arrivals[a:b].mean()) if i == 0 else float(self._inflow[a:b, i].mean())
+            stages.append(StageMetrics(
+                name=s.name, parallelism=self.p[i], input_rate=src_rate, processing_rate=pr,
+                busy_fraction=busy, backlog=float(self.Q[i]), max_parallelism=s.key_groups,
+                output_rate=pr * s.selectivity, upstream=(prev,) if prev else (),
+            ))
+            prev = s.name
+        return JobObservation(
+            job=job or self.spec.name, timestamp=self.now, stages=stages,
+            latency_avg_s=float(self.tl.latency_mean[a:b].mean()),
+            latency_p50_s=float(np.median(self.tl.latency_p50[a:b])),
+            latency_p99_s=float(np.percentile(self.tl.latency_p99[a:b], 99)),
+        )
+
+    def realize(self, job: str, decision) -> None:
+        self.set_parallelism(decision.targets)

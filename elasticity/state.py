@@ -1,0 +1,32 @@
+"""The autoscaler's memory between evaluations (JSON-able; saved through the StateStore port)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from elasticity.model import JobObservation
+
+
+@dataclass
+class AutoscalerState:
+    history: list[dict[str, Any]] = field(default_factory=list)  # JobObservation dicts in the metrics window
+    last_rescale_at: float | None = None
+    rescale_times: list[float] = field(default_factory=list)  # realized rescales within the last hour
+    scale_down_since: dict[str, float] = field(default_factory=dict)  # stage -> first time a scale-down was wanted
+    pending_effectiveness: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> {p0, p1, rate0, at}
+    ineffective_until: dict[str, float] = field(default_factory=dict)  # stage -> scale-ups blocked until
+    policy_memory: dict[str, Any] = field(default_factory=dict)
+    last_decision: dict[str, Any] | None = None
+
+    def observations(self) -> list[JobObservation]:
+        return [JobObservation.from_dict(d) for d in self.history]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "AutoscalerState":
+        if not d:
+            return cls()
+        known = cls.__dataclass_fields__.keys()
+        return cls(**{k: v for k, v in d.items() if k in known})
