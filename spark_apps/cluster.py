@@ -1,0 +1,157 @@
+"""A Spark standalone cluster on this machine: one master and N workers, each a JVM started from the pip wheel.
+
+The wheel has no sbin/start-master.sh, so the daemons are started with bin/spark-class in the foreground, each in a
+process group of its own: stop() ends the group, which also takes the executor JVMs a worker launched.
+
+    with LocalSparkCluster(workers=2) as cluster:
+        ...  # run a driver against cluster.master_url
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pyspark
+
+
+def spark_home() -> str:
+    return os.path.dirname(pyspark.__file__)
+
+
+def free_port() -> int:
+    """A port free right now (the OS picks it; a small race with other processes is accepted)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
+    """SIGTERM the process group led by `proc`, SIGKILL it if anything is left after `grace` s; reap the leader."""
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            proc.poll()  # reap the leader so the group can vanish
+            if not group_alive(proc.pid):
+                break
+            time.sleep(0.1)
+        if not group_alive(proc.pid):
+            break
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+class LocalSparkCluster:
+    """Standalone master + `workers` workers on 127.0.0.1, on free ports, logs and work dirs under `base_dir`."""
+
+    def __init__(self, workers: int = 2, cores_per_worker: int = 1, memory: str = "1g",
+                 base_dir: str | None = None, start_timeout: float = 120.0):
+        if workers < 1 or cores_per_worker < 1:
+            raise ValueError("need at least one worker with one core")
+        self.workers, self.cores_per_worker, self.memory = workers, cores_per_worker, memory
+        self.start_timeout = start_timeout
+        self._own_base = base_dir is None
+        self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="elastream-spark-"))
+        self.master_port = self.master_ui_port = 0
+        self._procs: list[subprocess.Popen] = []
+
+    @property
+    def master_url(self) -> str:
+        return f"spark://127.0.0.1:{self.master_port}"
+
+    @property
+    def master_ui_url(self) -> str:
+        return f"http://127.0.0.1:{self.master_ui_port}"
+
+    @property
+    def max_executors(self) -> int:
+        return self.workers * self.cores_per_worker
+
+    def __enter__(self) -> "LocalSparkCluster":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> "LocalSparkCluster":
+        """Start master and workers; return once all workers are ALIVE. On any failure everything is stopped."""
+        try:
+            self.master_port, self.master_ui_port = free_port(), free_port()
+            self._spawn("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                        "--port", str(self.master_port), "--webui-port", str(self.master_ui_port))
+            for i in range(self.workers):
+                work = self.base_dir / f"worker-{i}"
+                work.mkdir(parents=True, exist_ok=True)
+                self._spawn(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                            "--port", str(free_port()), "--webui-port", str(free_port()),
+                            "--cores", str(self.cores_per_worker), "--memory", self.memory,
+                            "--work-dir", str(work), self.master_url)
+            self._wait_alive()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, name: str, main_class: str, *args: str) -> None:
+        log = open(self.base_dir / f"{name}.log", "ab")
+        env = {**os.environ, "SPARK_HOME": spark_home(), "SPARK_LOG_DIR": str(self.base_dir),
+               "SPARK_WORKER_DIR": str(self.base_dir)}
+        cmd = [os.path.join(spark_home(), "bin", "spark-class"), main_class, *args]
+        # own process group: stop() can end the daemon and every executor it forked
+        self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True, cwd=self.base_dir))
+        log.close()
+
+    def state(self) -> dict:
+        """The master's JSON status (workers, applications)."""
+        with urllib.request.urlopen(f"{self.master_ui_url}/json/", timeout=5) as r:
+            return json.load(r)
+
+    def alive_workers(self) -> int:
+        return sum(w.get("state") == "ALIVE" for w in self.state().get("workers", []))
+
+    def _wait_alive(self) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            for p in self._procs:
+                if p.poll() is not None:
+                    raise RuntimeError(f"a Spark daemon exited with {p.returncode}; logs in {self.base_dir}")
+            try:
+                if self.alive_workers() == self.workers:
+                    return
+            except OSError:
+                pass  # master not listening yet
+            time.sleep(0.3)
+        raise TimeoutError(f"{self.workers} workers not ALIVE after {self.start_timeout}s; logs in {self.base_dir}")
+
+    def stop(self) -> None:
+        """Stop workers (and their executors) first, then the master. Safe to call twice."""
+        for proc in reversed(self._procs):
+            stop_group(proc)
+        self._procs.clear()
+        if self._own_base:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
