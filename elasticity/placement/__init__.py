@@ -7,7 +7,7 @@ onto bins (workers, nodes) with capacities. Pure Python + NumPy/SciPy; no Kubern
 
 Algorithms (ALGORITHMS): "elastream" (ours: exact for small instances, else bin elimination by tabu search),
 "ga" (seed 001's GA), "greedy" (seed 002's ETW/WTN), "rstorm" (R-Storm best fit, demand = peak),
-"rstorm-mean" (demand = mean), "ffd" (first-fit decreasing on the whole time profile). See docs/placement.md.
+"rstorm-mean" (demand = mean), "rstorm-profile" (demand = the whole time profile), "ffd" (first-fit decreasing on the whole time profile). See docs/placement.md.
 """
 from __future__ import annotations
 
@@ -30,12 +30,17 @@ def _rstorm_mean(items: Items, bins: Bins, seed: int | None = None, **kw: Any) -
     return rstorm(items, bins, demand="mean", **kw)
 
 
+def _rstorm_profile(items: Items, bins: Bins, seed: int | None = None, **kw: Any) -> Assignment:
+    return rstorm(items, bins, demand="profile", **kw)
+
+
 ALGORITHMS: dict[str, Callable[..., Assignment]] = {
     "elastream": elastream,
     "ga": ga,
     "greedy": greedy,
     "rstorm": _rstorm_peak,
     "rstorm-mean": _rstorm_mean,
+    "rstorm-profile": _rstorm_profile,
     "ffd": ffd,
 }
 

@@ -26,7 +26,7 @@ from elasticity.placement.instances import CAPACITY, TABLE1, make_instance
 from elasticity.placement.model import evaluate
 
 MAIN = ("elastream", "ga", "greedy", "rstorm", "ffd")
-VARIANTS = ("rstorm-mean",)
+VARIANTS = ("rstorm-mean", "rstorm-profile")
 EXACT_MAX_ITEMS = 14
 
 
@@ -173,7 +173,8 @@ def markdown(result: dict, command: str, period: str = "fixed") -> str:
                      f"| {entry['paper']['rstorm']['nodes']} |")
     lines += ["", "How to read it: docs/placement.md. `greedy` (ETW/WTN) balances load and keeps chatty executors "
               "together; with no traffic in these instances it spreads the operators over every node by design. "
-              "`rstorm-mean` is R-Storm fed mean demands: few nodes, but it overloads at the peaks."]
+              "`rstorm-mean` is R-Storm fed mean demands: few nodes, but it overloads at the peaks; `rstorm-profile` is "
+              "R-Storm with one resource dimension per time step (time-aware best fit)."]
     return "\n".join(lines) + "\n"
 
 
