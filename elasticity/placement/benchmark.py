@@ -178,7 +178,8 @@ def markdown(result: dict, command: str, period: str = "fixed") -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_table(result: dict, out=sys.stdout) -> None:
+def print_table(result: dict, out=None) -> None:
+    out = out or sys.stdout
     hdr = f"{'exp':>3} {'algorithm':<14} {'nodes':>7} {'util%':>6} {'over%':>7} {'zero-ov':>7} {'s':>6}"
     print(hdr, file=out)
     for e, entry in result["experiments"].items():
