@@ -63,6 +63,7 @@ class PolicyConfig(BaseModel):
     elastream_max_utilization: float = Field(0.9, gt=0, le=1)  # planning ceiling after noise headroom
     elastream_noise_z: float = Field(2.0, ge=0)  # headroom = z × std of the rate residuals
     elastream_forecast: bool = True
+    elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
     elastream_min_saving: float = Field(0.1, ge=0, lt=1)  # scale down only to save ≥ this share of instances
 
     @model_validator(mode="after")

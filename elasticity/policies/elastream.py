@@ -61,29 +61,34 @@ def theil_sen(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 class RateForecast:
-    """fit(t, rate) on the window; level, slope and noise; predict the peak over a horizon."""
+    """fit(t, rate) on the trend window; level, slope and noise; peak(horizon) = what to provision for.
+
+    * slope: Theil-Sen over the window, kept only when the trend it implies over the window exceeds twice the
+      noise (a trend smaller than the noise is no trend);
+    * noise: the robust std of the window's first differences / √2 — insensitive to steps and trends;
+    * level: the median of the last three points (robust to one outlier, follows a step within a minute),
+      or the last point when it is higher and `optimistic` is False (a scale-up must not miss a step)."""
 
     def fit(self, t, y, now: float) -> "RateForecast":
         t = np.asarray(t, dtype=float) - now
         y = np.asarray(y, dtype=float)
         self.n_ = len(y)
-        if self.n_ >= 4:
-            self.slope_, b = theil_sen(t, y)
-            resid = y - (self.slope_ * t + b)
-            self.noise_ = float(1.4826 * np.median(np.abs(resid - np.median(resid))))
+        self.slope_, self.noise_ = 0.0, 0.0
+        if self.n_ >= 3:
+            d = np.diff(y)
+            self.noise_ = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+        if self.n_ >= 6:
+            slope, _ = theil_sen(t, y)
             span = float(t[-1] - t[0])
-            if abs(self.slope_) * span < 2.0 * self.noise_:
-                self.slope_ = 0.0  # a trend smaller than the noise is no trend
-            fitted_now = b + self.slope_ * 0.0
-        else:
-            self.slope_, self.noise_ = 0.0, 0.0
-            fitted_now = float(np.mean(y)) if self.n_ else 0.0
-        self.level_ = max(float(y[-1]), fitted_now) if self.n_ else 0.0
+            self.slope_ = slope if abs(slope) * span > 2.0 * self.noise_ else 0.0
+        self.recent_ = float(np.median(y[-3:])) if self.n_ else 0.0
+        self.last_ = float(y[-1]) if self.n_ else 0.0
         return self
 
-    def peak(self, horizon_s: float, z: float) -> float:
+    def peak(self, horizon_s: float, z: float, optimistic: bool = False) -> float:
         """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise."""
-        return max(self.level_ + max(self.slope_, 0.0) * horizon_s, 0.0) + z * self.noise_
+        level = self.recent_ if optimistic else max(self.recent_, self.last_)
+        return max(level + max(self.slope_, 0.0) * horizon_s, 0.0) + z * self.noise_
 
 
 class ElastreamPolicy:
@@ -129,65 +134,72 @@ class ElastreamPolicy:
         mem["u_max"] = u_max
         u_up = (u_max + 1.0) / 2.0  # scale out only past this
 
-        hist = ctx.history or [obs]
-        per_source = {}
+        # the source rates over the trend window (longer than the metrics window), kept in memory
+        rates = [r for r in mem.get("rates", []) if ctx.now - r[0] <= cfg.elastream_trend_window_s and r[0] < obs.timestamp]
+        rates.append([obs.timestamp, {s.name: float(s.input_rate or 0.0) for s in obs.sources()}])
+        mem["rates"] = rates
         forecasts = {}
         for src in obs.sources():
-            ts, ys = [], []
-            for o in hist:
-                try:
-                    ts.append(o.timestamp)
-                    ys.append(float(o.stage(src.name).input_rate or 0.0))
-                except KeyError:
-                    ts.pop()
-            fc = RateForecast().fit(ts, ys, ctx.now)
-            forecasts[src.name] = fc
-        h_up = cfg.evaluation_interval_s + cfg.stabilization_window_s
+            pts = [(t, r[src.name]) for t, r in rates if src.name in r]
+            forecasts[src.name] = RateForecast().fit([t for t, _ in pts], [y for _, y in pts], ctx.now)
+        # an up-step should last until the next rescale the guards allow anyway
+        h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s,
+                   3600.0 / max(cfg.max_rescales_per_hour, 1))
         h_down = h_up + cfg.scale_down_delay_s
         z = cfg.elastream_noise_z
         use_fc = cfg.elastream_forecast
 
-        def plan(h: float) -> dict[str, float]:
-            for name, fc in forecasts.items():
-                per_source[name] = fc.peak(h if use_fc else 0.0, z)
-            return dict(per_source)
+        def plan(h: float, optimistic: bool) -> dict[str, float]:
+            return {n: fc.peak(h if use_fc else 0.0, z, optimistic) for n, fc in forecasts.items()}
 
-        up_rates = {r.name: r for r in target_rates(obs, plan(h_up))}
-        down_rates = {r.name: r for r in target_rates(obs, plan(h_down))}
+        up_rates = {r.name: r for r in target_rates(obs, plan(h_up, False))}
+        down_rates = {r.name: r for r in target_rates(obs, plan(h_down, True))}
         now_rates = {r.name: r for r in target_rates(obs)}
         mu = self._per_instance_rates(ctx)
 
         targets, inputs, parts = {}, {"u_max": round(u_max, 4)}, []
         for name, fc in forecasts.items():
-            inputs[f"{name}.rate_level"] = round(fc.level_, 3)
+            inputs[f"{name}.rate_level"] = round(fc.recent_, 3)
             inputs[f"{name}.rate_slope"] = round(fc.slope_, 5)
             inputs[f"{name}.rate_noise"] = round(fc.noise_, 3)
+        plans = {}
+        triggered = False
         for s in obs.stages:
             p = int(s.parallelism)
             K = s.max_parallelism
-            hi = stage_bound(K, cfg)
-            lo = cfg.min_parallelism
             m = mu[s.name]
-            up, down, cur = up_rates[s.name], down_rates[s.name], now_rates[s.name]
+            up, cur = up_rates[s.name], now_rates[s.name]
             catch = s.backlog / cfg.catch_up_duration_s
             restart = up.target_input_rate * cfg.restart_time_s / cfg.catch_up_duration_s
             cap_now = m * effective_parallelism(p, K)
+            need_up = up.target_input_rate + catch
+            hot = m > 0 and (need_up > u_up * cap_now or (
+                s.backlog > cur.target_input_rate * cfg.effective_backlog_tolerance_s
+                and catch > (1.0 - u_max) * cap_now))
+            triggered |= hot
+            plans[s.name] = (p, K, m, cap_now, need_up, restart, hot)
             inputs[f"{s.name}.per_instance_rate"] = round(m, 3)
             inputs[f"{s.name}.capacity"] = round(cap_now, 3)
             inputs[f"{s.name}.planned_rate"] = round(up.target_input_rate, 3)
             inputs[f"{s.name}.backlog"] = round(s.backlog, 1)
+        for s in obs.stages:
+            p, K, m, cap_now, need_up, restart, hot = plans[s.name]
+            hi = stage_bound(K, cfg)
+            lo = cfg.min_parallelism
             new = p
-            need_up = up.target_input_rate + catch
-            if m > 0 and (need_up > u_up * cap_now or s.backlog > cur.target_input_rate * cfg.effective_backlog_tolerance_s
-                          and catch > (1.0 - u_max) * cap_now):
-                new = least_parallelism(need_up / u_max + restart, m, K, p, hi)
+            if triggered and m > 0:
+                # one step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)
+                new = max(p, least_parallelism(need_up / u_max + restart, m, K, p, hi))
                 if new > p:
                     back = f" + backlog {fmt_count(s.backlog)}" if s.backlog > 0 else ""
-                    parts.append(f"scale out {s.name} {p}→{new}: capacity {fmt_rate(cap_now)} at "
-                                 f"{u_up:.0%} cannot carry {fmt_rate(up.target_input_rate)} expected within "
-                                 f"{h_up:.0f}s{back}")
+                    why = "" if hot else " (with the others)"
+                    parts.append(f"scale out {s.name} {p}→{new}{why}: capacity {fmt_rate(cap_now)} at "
+                                 f"{u_up:.0%} cannot carry {fmt_rate(up_rates[s.name].target_input_rate)} expected "
+                                 f"within {h_up:.0f}s{back}")
             elif m > 0 and caught_up:
-                keep = max(down.target_input_rate, up.target_input_rate) * (1.0 + cfg.restart_time_s / cfg.catch_up_duration_s)
+                down = down_rates[s.name]
+                keep = max(down.target_input_rate, up_rates[s.name].target_input_rate if not use_fc else 0.0)
+                keep *= 1.0 + cfg.restart_time_s / cfg.catch_up_duration_s
                 cand = least_parallelism(keep / u_max, m, K, lo, p)
                 if cand < p and (p - cand) >= max(1.0, cfg.elastream_min_saving * p):
                     new = cand

@@ -7,8 +7,10 @@ holds ceil(K/p) of the K key groups (the stage's max parallelism), so unaligned 
 
 Latency of a stage = base latency + backlog drain time (queue / capacity, plus what remains of a pause) + the
 M/M/1 sojourn of the busiest instance at utilization ρ: mean 1/(μ(1−ρ)), p50 ln2/(μ(1−ρ)), p99 ln100/(μ(1−ρ));
-end-to-end figures add the stages. A rescale pauses the whole job for `rescale_pause_s`, then capacity ramps
-linearly from `warmup_capacity` to 1 over `warmup_s`.
+end-to-end figures add the stages. A rescale pauses the whole job for `rescale_pause_s` (1 s by default: the
+operator rescales in place — Spark executors join or leave a running application; a Storm rebalance is slower,
+see the `storm-rebalance` stress scenario), then the *added* instances ramp linearly from `warmup_capacity` to
+full speed over `warmup_s` (JIT, caches, state loading).
 """
 from __future__ import annotations
 
@@ -37,9 +39,9 @@ class StageSpec:
 class JobSpec:
     name: str
     stages: list[StageSpec]
-    rescale_pause_s: float = 5.0
-    warmup_s: float = 20.0
-    warmup_capacity: float = 0.8
+    rescale_pause_s: float = 1.0
+    warmup_s: float = 30.0
+    warmup_capacity: float = 0.3
     capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
 
 
@@ -73,6 +75,8 @@ class SimulatedJob:
         self.sel = [s.selectivity for s in spec.stages]
         self.base = [s.base_latency_s for s in spec.stages]
         self.p = [int(s.initial_parallelism) for s in spec.stages]
+        self.p_before = list(self.p)
+        self._one = [1.0] * len(spec.stages)
         self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
         self.Q = [0.0] * S
         self.k = 0  # next step to simulate
@@ -104,10 +108,12 @@ class SimulatedJob:
     def step(self) -> None:
         k, dt, t = self.k, self.dt, self.k * self.dt
         paused = t < self.pause_until
-        warm = 1.0
+        warm = self._one
         if not paused and self.spec.warmup_s > 0 and t < self.warm_from + self.spec.warmup_s:
-            frac = (t - self.warm_from) / self.spec.warmup_s
-            warm = self.spec.warmup_capacity + (1.0 - self.spec.warmup_capacity) * max(frac, 0.0)
+            frac = max((t - self.warm_from) / self.spec.warmup_s, 0.0)
+            w = self.spec.warmup_capacity + (1.0 - self.spec.warmup_capacity) * frac
+            # the instances that existed before run at full speed, the added ones at w
+            warm = [(p0 + (p - p0) * w) / p if p > p0 else 1.0 for p, p0 in zip(self.p, self.p_before)]
         inflow = self.tl.arrivals[k]
         lm = l50 = l99 = 0.0
         rest = max(self.pause_until - t, 0.0)
@@ -115,18 +121,18 @@ class SimulatedJob:
         for i in range(self.S):
             mu = self.mu[i]
             nominal = mu * self.eff[i]
-            cap = 0.0 if paused else nominal * noise[i] * warm
+            cap = 0.0 if paused else nominal * noise[i] * warm[i]
             q = self.Q[i] + inflow * dt
             done = min(q, cap * dt)
             q -= done
             self.Q[i] = q
             rate_done = done / dt
             self._inflow[k, i] = inflow
-            self._full[k, i] = 0.0 if paused else mu * self.p[i] * noise[i] * warm
+            self._full[k, i] = 0.0 if paused else mu * self.p[i] * noise[i] * warm[i]
             self.tl.processed[k, i] = rate_done
             self.tl.backlog[k, i] = q
             self.tl.parallelism[k, i] = self.p[i]
-            rho = min(inflow / cap, 0.99) if cap > 0 else 0.99
+            rho = min(inflow / (cap if cap > 0 else nominal), 0.99) if nominal > 0 else 0.99
             drain = q / nominal + rest if nominal > 0 else rest
             soj = 1.0 / (mu * (1.0 - rho))
             lm += self.base[i] + drain + soj
@@ -143,6 +149,7 @@ class SimulatedJob:
         new = [int(targets.get(s.name, p)) for s, p in zip(self.spec.stages, self.p)]
         if new == self.p:
             return False
+        self.p_before = list(self.p)
         self.p = new
         self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
         self.rescales += 1
