@@ -1,0 +1,87 @@
+"""The StreamApp status written after each evaluation: conditions, executors, the decision and its reason.
+
+Pure functions from (old status, decision, observation) to the new status, so they are unit-tested without
+a cluster and the handlers only write what these return.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from controllers.conditions import set_condition
+from elastream.api.status import HISTORY_LIMIT
+from elasticity.model import Decision, JobObservation
+
+
+def _rfc3339(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def decision_record(d: Decision, realized: bool) -> dict[str, Any]:
+    """The status form of a core Decision (one number of executors: the job has one parallelism knob)."""
+    before = sum(d.current.values()) if d.current else None
+    after = sum(d.targets.values()) if d.targets else None
+    if d.action == "scale" and before is not None and after is not None and after != before:
+        action = "scaleUp" if after > before else "scaleDown"
+    else:
+        action = "hold" if d.action == "hold" else "none"
+    record = {"time": _rfc3339(d.timestamp), "action": action, "reason": d.reason, "algorithm": d.policy,
+              "realized": realized,
+              "inputs": {k: float(v) for k, v in d.inputs.items() if isinstance(v, (int, float)) and v == v}}
+    if before is not None:
+        record["from"] = before
+    if after is not None:
+        record["to"] = after
+    return record
+
+
+def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | None, realized: bool,
+                     metrics_message: str | None, generation: int) -> dict[str, Any]:
+    """Status after one evaluation of the policy."""
+    record = decision_record(d, realized)
+    conds = old.get("conditions") or []
+    metrics_ok = obs is not None and d.guard != "metrics"
+    conds = set_condition(conds, "MetricsAvailable", metrics_ok, "MetricsRead" if metrics_ok else "MetricsUnavailable",
+                          "metrics read" if metrics_ok else (metrics_message or d.reason), generation)
+    scaling = record["action"] in ("scaleUp", "scaleDown")
+    conds = set_condition(conds, "Scaling", scaling and realized,
+                          ("Rescaled" if realized else "Advised") if scaling else _hold_reason(d),
+                          d.reason, generation)
+    bottleneck = record["action"] == "scaleUp" or d.guard in ("ineffective_scale_up", "backlog")
+    conds = set_condition(conds, "BottleneckDetected", bottleneck, "Bottleneck" if bottleneck else "NoBottleneck",
+                          d.reason if bottleneck else "capacity meets the load", generation)
+    degraded = d.guard in ("metrics", "realize_failed")
+    conds = set_condition(conds, "Degraded", degraded, _hold_reason(d) if degraded else "Healthy",
+                          d.reason if degraded else "", generation)
+    conds = set_condition(conds, "Ready", not degraded, "Running" if not degraded else _hold_reason(d),
+                          "the job runs and its metrics are read" if not degraded else d.reason, generation)
+    status: dict[str, Any] = {
+        "conditions": conds,
+        "lastDecision": record,
+        "history": ((old.get("history") or []) + [record])[-HISTORY_LIMIT:],
+        "observedGeneration": generation,
+        "phase": "Scaling" if scaling and realized else ("Degraded" if degraded else "Running"),
+    }
+    if obs is not None and obs.stages:
+        status["currentExecutors"] = sum(obs.parallelism.values())
+        if obs.latency_p99_s is not None:
+            status["latencyP99Seconds"] = round(float(obs.latency_p99_s), 3)
+    if d.targets:
+        status["desiredExecutors"] = sum(d.targets.values())
+    return status
+
+
+def invalid_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:
+    """Status of a StreamApp whose spec (or policy) cannot be used: nothing is changed, the message says why."""
+    conds = old.get("conditions") or []
+    conds = set_condition(conds, "Ready", False, "InvalidSpec", message, generation)
+    conds = set_condition(conds, "Degraded", True, "InvalidSpec", message, generation)
+    return {"conditions": conds, "phase": "Failed", "observedGeneration": generation}
+
+
+def _hold_reason(d: Decision) -> str:
+    return {
+        "metrics": "MetricsUnavailable", "stabilization": "Stabilizing", "rate_limit": "RescaleRateLimited",
+        "scale_down_delay": "ScaleDownDelayed", "backlog": "CatchingUp", "ineffective_scale_up": "IneffectiveScaleUp",
+        "realize_failed": "RescaleFailed", "bounds": "AtBounds",
+    }.get(d.guard or "", "Steady")
