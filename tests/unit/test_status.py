@@ -1,0 +1,57 @@
+"""The StreamApp status an evaluation writes: conditions say why, numbers come from the decision."""
+from controllers.conditions import get_condition
+from controllers.status import decision_record, evaluated_status, invalid_status
+from elasticity.model import Decision, JobObservation, StageMetrics
+
+
+def _obs(p=2, p99=3.5):
+    s = StageMetrics(name="executors", parallelism=p, input_rate=900.0, processing_rate=800.0, busy_fraction=0.95,
+                     latency_p99_s=p99)
+    return JobObservation(job="wc", timestamp=100.0, stages=[s], latency_p99_s=p99)
+
+
+def _decision(action="scale", cur=2, to=4, guard=None, reason="scale out 2→4: busy 95%"):
+    return Decision(job="wc", timestamp=100.0, policy="elastream", action=action, current={"executors": cur},
+                    targets={"executors": to}, reason=reason, inputs={"input_rate": 900.0, "busy": 0.95}, guard=guard)
+
+
+def test_scale_up_is_reported_with_reason_and_inputs():
+    status = evaluated_status({}, _decision(), _obs(), realized=True, metrics_message=None, generation=3)
+    d = status["lastDecision"]
+    assert (d["action"], d["from"], d["to"], d["realized"], d["inputs"]["input_rate"]) == ("scaleUp", 2, 4, True, 900.0)
+    assert (status["currentExecutors"], status["desiredExecutors"], status["latencyP99Seconds"]) == (2, 4, 3.5)
+    assert get_condition(status["conditions"], "Scaling")["status"] == "True"
+    assert get_condition(status["conditions"], "BottleneckDetected")["message"] == "scale out 2→4: busy 95%"
+    assert get_condition(status["conditions"], "Ready")["status"] == "True"
+    assert status["phase"] == "Scaling" and status["observedGeneration"] == 3
+
+
+def test_advisor_decision_is_not_realized():
+    status = evaluated_status({}, _decision(), _obs(), realized=False, metrics_message=None, generation=1)
+    assert status["lastDecision"]["realized"] is False
+    scaling = get_condition(status["conditions"], "Scaling")
+    assert (scaling["status"], scaling["reason"]) == ("False", "Advised")
+
+
+def test_missing_metrics_hold_says_why():
+    d = _decision(action="hold", to=2, guard="metrics", reason="hold: no metrics")
+    status = evaluated_status({}, d, None, realized=False,
+                              metrics_message="Prometheus at http://p:9090 is unreachable: ConnectionError", generation=1)
+    ma = get_condition(status["conditions"], "MetricsAvailable")
+    assert (ma["status"], ma["reason"]) == ("False", "MetricsUnavailable") and "unreachable" in ma["message"]
+    assert get_condition(status["conditions"], "Degraded")["status"] == "True"
+    assert status["lastDecision"]["action"] == "hold" and status["phase"] == "Degraded"
+    assert "currentExecutors" not in status
+
+
+def test_history_is_bounded():
+    old = {"history": [decision_record(_decision(), True)] * 20}
+    status = evaluated_status(old, _decision(action="none", to=2), _obs(), False, None, 1)
+    assert len(status["history"]) == 20 and status["history"][-1]["action"] == "none"
+
+
+def test_invalid_spec_status_names_the_problem():
+    status = invalid_status({}, "spec.policyRef.name: ElasticityPolicy 'x' not found in ns", 2)
+    ready = get_condition(status["conditions"], "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec") and "spec.policyRef.name" in ready["message"]
+    assert status["phase"] == "Failed"
