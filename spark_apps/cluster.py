@@ -54,6 +54,17 @@ def stop_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
         pass
 
 
+def stop_driver(proc: subprocess.Popen, grace: float = 30.0) -> None:
+    """Ask a runner to stop (SIGTERM to the Python process only, so it can stop its query and SparkContext
+    cleanly while its JVM still answers), then end whatever is left of its process group."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=grace)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        pass
+    stop_group(proc, grace=5.0)
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -75,6 +86,7 @@ class LocalSparkCluster:
         self.start_timeout = start_timeout
         self._own_base = base_dir is None
         self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="elastream-spark-"))
+        self.base_dir.mkdir(parents=True, exist_ok=True)
         self.master_port = self.master_ui_port = 0
         self._procs: list[subprocess.Popen] = []
 

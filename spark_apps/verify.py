@@ -1,0 +1,146 @@
+"""Exactly-once check: compare what the sink holds with what the generator offered.
+
+The generator is deterministic, so the expected sink contents follow from (profile, start time, records offered):
+- identity / repartition: every seq 0..produced-1 exactly once;
+- wordcount: the final count of each word equals the occurrences of that word in those records, and the sum of the
+  seqs behind each word matches too (a lost record and a duplicated one cannot cancel out);
+- fixwindow: the same per event-time window.
+Pure Python + numpy, no Spark: it reads the JSON lines of complete batch directories (those with _SUCCESS).
+
+    python -m spark_apps.verify --checkpoint DIR --sink DIR [--produced N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from spark_apps import records
+from spark_apps.apps import APPS
+from spark_apps.runner import RUN_FILE
+from spark_apps.sink import BATCH_PREFIX
+from spark_apps.source import GeneratorConfig
+
+
+@dataclass
+class Report:
+    produced: int  # records the generator offered
+    processed: int  # distinct records the sink accounts for
+    missing: int  # offered but absent from the sink
+    duplicates: int  # counted more than once
+    unexpected: int = 0  # in the sink but never offered (or mismatched sums)
+    batches: int = 0
+
+    @property
+    def exactly_once(self) -> bool:
+        return self.processed == self.produced and self.missing == self.duplicates == self.unexpected == 0
+
+
+def sink_batches(sink: str) -> list[tuple[int, list[dict]]]:
+    """(batch id, rows) of every complete batch, in batch order."""
+    out = []
+    root = Path(sink)
+    if not root.exists():
+        return out
+    for d in sorted(root.iterdir()):
+        if not d.name.startswith(BATCH_PREFIX) or not (d / "_SUCCESS").exists():
+            continue
+        rows = []
+        for part in sorted(d.glob("part-*")):
+            with open(part) as f:
+                rows.extend(json.loads(line) for line in f if line.strip())
+        out.append((int(d.name[len(BATCH_PREFIX):]), rows))
+    return out
+
+
+def _latest(batches, key: str) -> dict:
+    """Update-mode sinks: the last row emitted for each key is its final value."""
+    final = {}
+    for _, rows in batches:
+        for row in rows:
+            final[row[key]] = row
+    return final
+
+
+def _compare(expected_count: dict, expected_sum: dict, final: dict, produced: int, per_record: int,
+             batches: int) -> Report:
+    """Aggregated sinks cannot name the record that went missing, so missing and duplicated occurrences are
+    converted to records (rounded up): any nonzero difference is reported as at least one record."""
+    missing = dup = unexpected = 0
+    for k, row in final.items():
+        if k not in expected_count:
+            unexpected += int(row["count"])
+    for k, exp in expected_count.items():
+        got = int(final[k]["count"]) if k in final else 0
+        missing += max(0, exp - got)
+        dup += max(0, got - exp)
+        if got == exp and int(final.get(k, {}).get("seq_sum", -1)) != expected_sum[k]:
+            unexpected += 1  # right count, wrong records
+    lost = _ceil(missing, per_record)
+    return Report(produced, produced - lost, lost, _ceil(dup, per_record), unexpected, batches)
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def check(checkpoint: str, sink: str, produced: int | None = None) -> Report:
+    """Compare sink and generator. `produced` defaults to everything offered: the whole run if it had a
+    --duration, else what has been offered until now."""
+    run = json.loads((Path(checkpoint) / RUN_FILE).read_text())
+    src = run["source"]
+    if src["type"] != "generator":
+        raise ValueError("only generator runs can be checked: a Kafka topic's contents are not known here")
+    profile = GeneratorConfig(**src["generator"]).build()
+    if produced is None:
+        produced = profile.total()
+        if produced is None:
+            produced = profile.offered_count(time.time() - run["start_us"] / 1e6)
+    batches = sink_batches(sink)
+    kind = APPS[run["app"]].kind
+    seq = np.arange(produced, dtype=np.int64)
+    if kind == "records":
+        seen = np.array([r["seq"] for _, rows in batches for r in rows], dtype=np.int64)
+        distinct, counts = np.unique(seen, return_counts=True)
+        valid = distinct[(distinct >= 0) & (distinct < produced)]
+        return Report(produced, int(valid.size), produced - int(valid.size), int((counts - 1).sum()),
+                      int(distinct.size - valid.size), len(batches))
+    if kind == "words":
+        ids = records.word_ids(seq)
+        counts = np.bincount(ids.ravel(), minlength=records.VOCABULARY)
+        sums = np.bincount(ids.ravel(), weights=np.repeat(seq, records.WORDS_PER_LINE).astype(float),
+                           minlength=records.VOCABULARY)
+        exp_c = {records.word(i): int(c) for i, c in enumerate(counts) if c}
+        exp_s = {records.word(i): int(round(s)) for i, s in enumerate(sums) if counts[i]}
+        return _compare(exp_c, exp_s, _latest(batches, "word"), produced, records.WORDS_PER_LINE, len(batches))
+    if kind == "windows":
+        width = int(round(run["window"] * 1e6))
+        start = records.event_time_us(profile, run["start_us"], seq) // width * width
+        keys, inverse = np.unique(start, return_inverse=True)
+        counts = np.bincount(inverse)
+        sums = np.bincount(inverse, weights=seq.astype(float))
+        exp_c = {int(k): int(c) for k, c in zip(keys, counts)}
+        exp_s = {int(k): int(round(s)) for k, s in zip(keys, sums)}
+        return _compare(exp_c, exp_s, _latest(batches, "window_start_us"), produced, 1, len(batches))
+    raise ValueError(f"unknown sink kind {kind}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m spark_apps.verify", description="exactly-once check of a run")
+    p.add_argument("--checkpoint", required=True)
+    p.add_argument("--sink", required=True)
+    p.add_argument("--produced", type=int, help="records offered (default: from the run's profile)")
+    args = p.parse_args(argv)
+    report = check(args.checkpoint, args.sink, args.produced)
+    print(json.dumps({**asdict(report), "exactly_once": report.exactly_once}))
+    return 0 if report.exactly_once else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
