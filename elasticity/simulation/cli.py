@@ -1,0 +1,47 @@
+"""`elastream simulate`: run one scenario or CSV trace under one policy, print the summary, write JSON/PNG."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from elasticity.errors import InputError
+from elasticity.simulation.runner import POLICIES, run
+from elasticity.simulation.scenarios import from_trace, get_scenario
+
+KEYS = ("slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "max_backlog")
+
+
+def format_summary(summary: dict, scenario: str, policy: str) -> str:
+    return "\n".join([
+        f"scenario {scenario} · policy {policy}",
+        f"  SLO violation   {summary['slo_violation_s']:.0f} s (p99 latency above the target)",
+        f"  p99 latency     {summary['p99_latency_s']:.2f} s",
+        f"  executor-seconds {summary['executor_seconds']:.0f}",
+        f"  rescales        {summary['rescales']}",
+        f"  max backlog     {summary['max_backlog']:.0f} records",
+    ])
+
+
+def simulate_main(args) -> int:
+    policy = getattr(args, "policy", None) or "elastream"
+    if policy not in POLICIES:
+        raise InputError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
+    if getattr(args, "trace", None):
+        scenario = from_trace(args.trace)
+    elif getattr(args, "scenario", None):
+        scenario = get_scenario(args.scenario)
+    else:
+        raise InputError("give --scenario NAME or --trace FILE.csv")
+    seed = getattr(args, "seed", None)
+    result = run(scenario, policy, seed=seed if seed else None)
+    summary = {k: result.summary[k] for k in KEYS}
+    print(format_summary(summary, scenario.name, policy))
+    if getattr(args, "json", None):
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"  json            {args.json}")
+    if getattr(args, "plot", None):
+        from elasticity.simulation.plot import plot_timeline
+
+        plot_timeline(result, args.plot)
+        print(f"  timeline        {args.plot}")
+    return 0
