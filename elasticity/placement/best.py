@@ -59,7 +59,7 @@ def _excess(L: np.ndarray, C: np.ndarray) -> float:
 
 
 def tabu_search(X: np.ndarray, cap: np.ndarray, a: np.ndarray, rng: np.random.Generator, deadline: float,
-                max_iter: int = 200_000, tenure: tuple[int, int] = (4, 12)) -> tuple[np.ndarray, bool, int]:
+                max_iter: int = 200_000, tenure: tuple[int, int] = (2, 6)) -> tuple[np.ndarray, bool, int]:
     """Minimise the total overload of assignment `a` (values in 0..len(cap)-1) by moves and swaps.
     Returns (best assignment found, whether it has zero overload, iterations)."""
     k = cap.size
@@ -70,6 +70,7 @@ def tabu_search(X: np.ndarray, cap: np.ndarray, a: np.ndarray, rng: np.random.Ge
     np.add.at(L, a, X)
     W = np.ones((k, T))
     tabu = np.zeros((n, k), dtype=np.int64)
+    buf = np.empty((MAX_CANDIDATES, max(n, k), T))
     best_a, best_ex = a.copy(), _excess(L, C)
     if best_ex == 0.0:
         return best_a, True, 0
@@ -85,17 +86,26 @@ def tabu_search(X: np.ndarray, cap: np.ndarray, a: np.ndarray, rng: np.random.Ge
         if I.size > MAX_CANDIDATES:
             I = rng.choice(I, MAX_CANDIDATES, replace=False)
         xi, ai = X[I], a[I]
+        nI = I.size
         WE = (W * E).sum(axis=1)
-        Ca = C[ai]  # (|I|, 1)
-        rem = (W[ai] * np.maximum(0.0, L[ai] - xi - Ca)).sum(axis=1) - WE[ai]
-        add = (W[None] * np.maximum(0.0, L[None] + xi[:, None] - C[None])).sum(axis=2) - WE[None]
-        dmove = rem[:, None] + add
-        rows = np.arange(I.size)
+        WI = W[ai]
+        slack = L - C  # (k, T): negative where there is room
+        base1 = slack[ai] - xi  # bin a_i without item i
+        rem = (WI * np.maximum(0.0, base1)).sum(axis=1) - WE[ai]
+        bk = buf[:nI, :k]
+        np.add(slack[None], xi[:, None], out=bk)  # every bin with item i added
+        np.maximum(bk, 0.0, out=bk)
+        dmove = rem[:, None] + np.einsum("ikt,kt->ik", bk, W) - WE[None]
+        rows = np.arange(nI)
         dmove[rows, ai] = np.inf
         dmove[tabu[I] > it] = np.inf
-        D = X[None] - xi[:, None]  # (|I|, n, T): x_q - x_i
-        t1 = (W[ai][:, None] * np.maximum(0.0, L[ai][:, None] + D - Ca[:, None])).sum(axis=2) - WE[ai][:, None]
-        t2 = (W[a][None] * np.maximum(0.0, L[a][None] - D - C[a][None])).sum(axis=2) - WE[a][None]
+        bn = buf[:nI]
+        np.add(base1[:, None], X[None], out=bn)  # bin a_i with q instead of i
+        np.maximum(bn, 0.0, out=bn)
+        t1 = np.matmul(bn, WI[:, :, None])[..., 0] - WE[ai][:, None]
+        np.add((slack[a] - X)[None], xi[:, None], out=bn)  # bin a_q with i instead of q
+        np.maximum(bn, 0.0, out=bn)
+        t2 = np.einsum("int,nt->in", bn, W[a]) - WE[a][None]
         dswap = t1 + t2
         dswap[ai[:, None] == a[None]] = np.inf
         dswap[(tabu[I][:, a] > it) | (tabu[:, ai].T > it)] = np.inf
