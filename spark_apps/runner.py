@@ -142,6 +142,7 @@ class Runner:
         self.minimum, self.maximum = args.min_executors, args.max_executors
         self.target = args.executors
         self.spark = self.query = self.execs = None
+        self.session_master = ""
         self.stop_event, self.restart_event = threading.Event(), threading.Event()
         self.metrics = Metrics(self.name, self.trigger, self.backlog, self.counts, args.progress_log)
 
@@ -165,7 +166,7 @@ class Runner:
             return self.execs.current(), self.execs.target
         if self.spark is None or self.in_place:  # (re)starting
             return 0, self.target
-        return local_threads(self.master()), self.target
+        return local_threads(self.session_master), self.target
 
     # --- metrics read at scrape time --------------------------------------------------------------------------
     def backlog(self, query: str) -> int | None:
@@ -224,7 +225,8 @@ class Runner:
         from pyspark.sql import SparkSession
 
         os.environ["PYSPARK_PYTHON"] = sys.executable  # executors and the source planner import spark_apps
-        builder = SparkSession.builder.master(self.master())
+        self.session_master = self.master()
+        builder = SparkSession.builder.master(self.session_master)
         for k, v in self.session_conf().items():
             builder = builder.config(k, v)
         started = time.monotonic()

@@ -1,0 +1,117 @@
+"""One runner (identity on the cluster): the control endpoint's guards, and a real Prometheus server scraping the
+runner, whose PromQL answers must be the rates and latencies the app reported for its micro-batches."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from spark_apps.cluster import free_port, stop_driver, stop_group
+from tests.spark.conftest import START_TIMEOUT, _start, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def runner(spark_cluster, tmp_path_factory):
+    r = _start(tmp_path_factory.mktemp("endpoints"), "identity", spark_cluster.master_url, [
+        "--profile", "sinusoid", "--rate", "150", "--peak-rate", "450", "--period", "20s", "--duration", "60s",
+        "--executors", "1", "--min-executors", "1", "--max-executors", "2"])
+    yield r
+    stop_driver(r.proc)
+
+
+def test_healthz_needs_no_token(runner):
+    assert runner.call("GET", "/healthz", token=None) == (200, {"status": "ok"})
+
+
+def test_calls_without_the_right_token_get_401_and_change_nothing(runner):
+    before = runner.executors()
+    for token in (None, "wrong", "", runner.token + "x"):
+        status, doc = runner.call("GET", "/executors", token=token)
+        assert status == 401 and "token" in doc["error"]
+        status, doc = runner.call("PUT", "/executors", {"target": 2}, token=token)
+        assert status == 401 and "token" in doc["error"]
+    status, _ = runner.call("PUT", "/executors", {"target": 2}, token=None)
+    after = runner.executors()
+    assert after["target"] == before["target"] == 1
+    assert status == 401
+
+
+@pytest.mark.parametrize("body,message", [
+    ({"target": 9}, "target 9 is outside 1..2"),
+    ({"target": 0}, "target 0 is outside 1..2"),
+    ({"target": "2"}, 'target must be an integer, got "2"'),
+    ({"target": True}, "target must be an integer, got true"),
+    ({"target": 1.5}, "target must be an integer, got 1.5"),
+    ({"replicas": 2}, 'body must be JSON like {"target": 2}'),
+    (b"{not json", 'body must be JSON like {"target": 2}'),
+])
+def test_bad_targets_get_400_with_a_clear_message(runner, body, message):
+    raw = body if isinstance(body, bytes) else None
+    status, doc = runner.call("PUT", "/executors", None if raw else body, raw=raw)
+    assert (status, doc) == (400, {"error": message})
+    assert runner.executors()["target"] == 1
+
+
+def test_prometheus_scrapes_the_runner(runner, prometheus_bin, tmp_path):
+    runner.wait_batches(1, timeout=START_TIMEOUT)
+    port = free_port()
+    config = tmp_path / "prometheus.yml"
+    config.write_text(json.dumps({  # JSON is YAML
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": "elastream-runner",
+                            "static_configs": [{"targets": [f"127.0.0.1:{runner.metrics_port}"]}]}],
+    }))
+    with open(tmp_path / "prometheus.log", "wb") as log:
+        prom = subprocess.Popen([prometheus_bin, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    try:
+        def query(q: str) -> list:
+            url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
+            with urllib.request.urlopen(url, timeout=10) as r:
+                doc = json.load(r)
+            assert doc["status"] == "success", doc
+            return doc["data"]["result"]
+
+        sel = '{app="identity",query="identity"}'
+        wait_for(lambda: query(f"up{{job='elastream-runner'}} == 1"), 60, "Prometheus to scrape the runner")
+        # several batches' worth of samples
+        series = wait_for(lambda: (lambda r: r if r and len({v for _, v in r[0]["values"]}) >= 3 else None)(
+            query(f"elastream_processing_rate{sel}[5m]")), 180, "three distinct processing rates in Prometheus")
+        reported = runner.progress()
+
+        def reported_values(key):
+            return [p[key] for p in runner.progress() if p[key] is not None]
+
+        for metric, key in (("elastream_processing_rate", "processing_rate"), ("elastream_input_rate", "input_rate"),
+                            ("elastream_latency_p50_seconds", "latency_p50"),
+                            ("elastream_latency_p99_seconds", "latency_p99"),
+                            ("elastream_batch_duration_seconds", "batch_duration")):
+            stored = {float(v) for _, v in query(f"{metric}{sel}[5m]")[0]["values"]}
+            known = reported_values(key)
+            for value in stored:
+                assert any(math.isclose(value, k, rel_tol=1e-12) for k in known), (metric, value, known)
+        assert series and reported
+        # the latest latency in Prometheus is a real end-to-end figure: above zero, below a minute
+        p99 = float(query(f"elastream_latency_p99_seconds{sel}")[0]["value"][1])
+        p50 = float(query(f"elastream_latency_p50_seconds{sel}")[0]["value"][1])
+        assert 0 < p50 <= p99 < 60
+        # counters and live gauges are there too
+        rate = wait_for(lambda: query(f"rate(elastream_records_processed_total{sel}[1m])"), 30, "a records rate")
+        assert float(rate[0]["value"][1]) > 0
+        assert float(query('elastream_executors{app="identity"}')[0]["value"][1]) == 1
+        assert query(f"elastream_backlog_records{sel}")
+        assert float(query(f"elastream_trigger_interval_seconds{sel}")[0]["value"][1]) == 1.0
+    finally:
+        stop_group(prom)
+
+
+def test_identity_exactly_once(runner):
+    report = runner.verify_when_drained(timeout=240)
+    assert report.exactly_once, report

@@ -1,0 +1,71 @@
+"""wordcount under a step load, rescaled 1 -> 2 -> 1 -> 2 executors in place through the control endpoint while
+the query runs; the sink must hold every record counted exactly once."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from tests.spark.conftest import START_TIMEOUT, wait_for
+
+pytestmark = pytest.mark.slow
+
+
+def _p99(progress: list[dict], start: float, end: float) -> float | None:
+    values = [p["latency_p99"] for p in progress if start <= p["time"] < end and p["latency_p99"] is not None]
+    return max(values) if values else None
+
+
+def _runs(values: list[int]) -> list[int]:
+    out: list[int] = []
+    for v in values:
+        if not out or out[-1] != v:
+            out.append(v)
+    return out
+
+
+def test_wordcount_rescales_in_place_without_loss(spark_cluster, start_runner, tmp_path):
+    runner = start_runner("wordcount", spark_cluster.master_url, [
+        "--profile", "step", "--rate", "200", "--peak-rate", "600", "--period", "30s", "--duration", "120s",
+        "--executors", "1", "--min-executors", "1", "--max-executors", "2"])
+    wait_for(lambda: (lambda s: s["current"] == 1 and s["draining"] == 0)(runner.executors()), START_TIMEOUT,
+             "the first executor")
+    runner.wait_batches(2, timeout=START_TIMEOUT)
+
+    steps = []
+    for target in (2, 1, 2):
+        before_wall = time.time()
+        seconds = runner.scale(target)
+        after_wall = time.time()
+        runner.wait_batches(2)  # the query keeps running (and is fed) at the new size
+        steps.append({"to": target, "seconds": round(seconds, 2), "put": before_wall, "settled": after_wall})
+    assert runner.alive(), runner.log_tail()
+
+    report = runner.verify_when_drained(timeout=240)
+    assert report.exactly_once, report
+    assert report.produced == 200 * 30 + 600 * 30 + 200 * 30 + 600 * 30  # the whole step profile
+
+    progress = runner.progress()
+    seen = _runs([p["executors"] for p in progress if p.get("executors")])
+    assert _contains_in_order(seen, [1, 2, 1, 2]), f"executors per batch went {seen}"
+
+    # latency impact: worst p99 of the batches committed in the 20 s before the PUT vs. during the rescale and
+    # the 20 s after it settled
+    figures = []
+    for s in steps:
+        figures.append({**s, "p99_before": _p99(progress, s["put"] - 20, s["put"]),
+                        "p99_during_and_after": _p99(progress, s["put"], s["settled"] + 20)})
+    out = {"rescales": figures, "verify": report.__dict__,
+           "batch_duration_median": sorted(p["batch_duration"] for p in progress)[len(progress) // 2]}
+    print(json.dumps(out, indent=1))
+    path = os.environ.get("ELASTREAM_SPARK_REPORT")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps({"test": "rescale", **out}) + "\n")
+
+
+def _contains_in_order(seq: list[int], wanted: list[int]) -> bool:
+    it = iter(seq)
+    return all(any(v == w for v in it) for w in wanted)
