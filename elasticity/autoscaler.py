@@ -78,9 +78,10 @@ class JobAutoscaler:
         now = decision.timestamp
         st.last_rescale_at = now
         st.rescale_times = [t for t in st.rescale_times if now - t < 3600.0] + [now]
+        if any(t < decision.current.get(n, t) for n, t in decision.targets.items()):
+            st.scale_down_since.clear()
         for name, t in decision.targets.items():
             p0 = decision.current.get(name, t)
-            st.scale_down_since.pop(name, None)
             if t > p0:
                 rate0 = observation.stage(name).true_processing_rate()
                 if rate0:

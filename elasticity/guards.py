@@ -5,7 +5,8 @@
 3. step limits: scale_up_max_step / scale_down_max_step per stage and step
 4. ineffective scale-up: no scale-up of a stage whose last scale-up did not raise its true rate
 5. backlog: no scale-down while a backlog is being caught up
-6. scale-down delay: a scale-down happens only once wanted continuously for scale_down_delay_s
+6. scale-down delay: a scale-down happens only once the job has wanted one (of any stage) without a break for
+   scale_down_delay_s; then every stage that wants one goes down in the same rescale
 7. stabilization: no rescale within stabilization_window_s of the last one
 8. rate limit: at most max_rescales_per_hour realized rescales in any hour
 9. advisor mode: decide, never realize
@@ -18,6 +19,9 @@ from elasticity.config import PolicyConfig
 from elasticity.model import Decision, JobObservation, fmt_count
 from elasticity.policies.base import Proposal, stage_bound
 from elasticity.state import AutoscalerState
+
+
+JOB = "*"  # the scale-down timer is per job: one scale-down rescale takes every stage that wants one
 
 
 def metrics_problem(obs: JobObservation | None, now: float, cfg: PolicyConfig,
@@ -91,21 +95,22 @@ def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState
     catching, backlog, backlog_s = backlog_catching_up(obs, cfg)
     inputs["backlog_total"] = round(backlog, 1)
     inputs["backlog_s"] = round(backlog_s, 3) if math.isfinite(backlog_s) else -1.0
-    for name, t in list(targets.items()):
-        if t >= current[name]:
-            state.scale_down_since.pop(name, None)
-            continue
-        if catching:
-            state.scale_down_since.pop(name, None)
-            blocks.append(("backlog", f"hold: no scale-down while a backlog of {fmt_count(backlog)} records "
-                           f"({backlog_s:.0f}s of input) is caught up"))
+    downs = [name for name, t in targets.items() if t < current[name]]
+    if not downs:
+        state.scale_down_since.pop(JOB, None)
+    elif catching:
+        state.scale_down_since.pop(JOB, None)
+        blocks.append(("backlog", f"hold: no scale-down while a backlog of {fmt_count(backlog)} records "
+                       f"({backlog_s:.0f}s of input) is caught up"))
+        for name in downs:
             targets[name] = current[name]
-            continue
-        since = state.scale_down_since.setdefault(name, now)
+    else:
+        since = state.scale_down_since.setdefault(JOB, now)
         if now - since < cfg.scale_down_delay_s:
-            blocks.append(("scale_down_delay", f"hold: scale-down of {name} wanted for {now - since:.0f}s of "
-                           f"{cfg.scale_down_delay_s:.0f}s delay"))
-            targets[name] = current[name]
+            blocks.append(("scale_down_delay", f"hold: scale-down of {', '.join(downs)} wanted for "
+                           f"{now - since:.0f}s of {cfg.scale_down_delay_s:.0f}s delay"))
+            for name in downs:
+                targets[name] = current[name]
 
     if targets == current:
         if blocks:

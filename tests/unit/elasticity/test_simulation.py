@@ -1,0 +1,190 @@
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+from elasticity.config import PolicyConfig
+from elasticity.errors import InputError
+from elasticity.policies.elastream import ElastreamPolicy, RateForecast, effective_parallelism, least_parallelism
+from elasticity.policies.base import PolicyContext
+from elasticity.simulation import loads as L
+from elasticity.simulation.cli import simulate_main
+from elasticity.simulation.job import JobSpec, SimulatedJob, StageSpec
+from elasticity.simulation.runner import run
+from elasticity.simulation.scenarios import Scenario, builtin, default_job, get_scenario
+from tests.unit.elasticity.helpers import obs, stage
+
+
+# --- loads and traces -----------------------------------------------------------------------------------
+def test_generators():
+    t = np.arange(0, 100.0)
+    assert np.all(L.constant(5)(t) == 5)
+    s = L.step(1, 9, 10, 20)(t)
+    assert s[9] == 1 and s[10] == 9 and s[19] == 9 and s[20] == 1
+    w = L.sinusoid(10, 2, 40)(t)
+    assert w.max() == pytest.approx(12, abs=0.01) and w.min() == pytest.approx(8, abs=0.01)
+    r = L.ramp([(0, 0), (50, 100)])(t)
+    assert r[25] == pytest.approx(50) and r[99] == 100
+    d = L.diurnal(100, 50, 100, bursts_per_hour=0, seed=1)(t)
+    assert d.min() >= 0 and d.max() > d.min()
+    n = L.noisy(np.full(20000, 100.0), 0.1, seed=1)
+    assert abs(n.mean() - 100) < 1 and 8 < n.std() < 12 and n.min() >= 0
+    assert np.array_equal(L.noisy(np.full(10, 1.0), 0.1, seed=5), L.noisy(np.full(10, 1.0), 0.1, seed=5))
+
+
+def test_trace_reader_accepts_well_formed_csv(tmp_path):
+    f = tmp_path / "t.csv"
+    f.write_text("# a comment\nTime, Rate\n100,10\n\n160,30.5\n220,0\n")
+    tr = L.read_trace(f)
+    assert list(tr.times) == [0, 60, 120] and tr(30.0) == pytest.approx(20.25)
+    g = tmp_path / "iso.csv"
+    g.write_text("rate,time\n5,2024-01-01T00:00:00Z\n7,2024-01-01T00:01:00Z\n")
+    assert list(L.read_trace(g).times) == [0, 60]
+
+
+@pytest.mark.parametrize("body,message", [
+    ("time,rate\n0,1\n5,-2\n", ":3: rate -2 is negative"),
+    ("time,rate\n0,1\n5,x\n", ":3: rate 'x' is not a number"),
+    ("time,rate\n0,1\nsoon,2\n", ":3: time 'soon' is not a number"),
+    ("time,rate\n0,1\n0,2\n", ":3: time 0 does not increase"),
+    ("time,rate\n0,1\n5\n", ":3: expected 2 columns"),
+    ("when,how\n0,1\n", ":1: expected a header with columns 'time,rate'"),
+    ("time,rate\n0,1\n", "at least two rows"),
+    ("time,rate\n0,1\n5,nan\n", ":3: time and rate must be finite"),
+    ("", "empty"),
+])
+def test_trace_reader_names_the_line_of_an_error(tmp_path, body, message):
+    f = tmp_path / "bad.csv"
+    f.write_text(body)
+    with pytest.raises(InputError, match=message.replace("(", r"\(")):
+        L.read_trace(f)
+
+
+# --- the job model --------------------------------------------------------------------------------------
+def _job(rate, p=2, pause=1.0, n=200):
+    spec = JobSpec("j", [StageSpec("s", service_rate=100.0, key_groups=12, initial_parallelism=p)],
+                   rescale_pause_s=pause, warmup_s=0, capacity_noise=0.0)
+    return SimulatedJob(spec, np.full(n, float(rate)), metrics_window_s=30)
+
+
+def test_job_queues_when_overloaded_and_reports_true_rate():
+    job = _job(300, p=2)
+    for _ in range(30):
+        job.step()
+    o = job.observe()
+    s = o.stages[0]
+    assert s.processing_rate == pytest.approx(200) and s.busy_fraction == pytest.approx(1.0)
+    assert s.backlog == pytest.approx(30 * 100)
+    assert s.true_processing_rate() == pytest.approx(200)
+    assert o.latency_p99_s > 15  # 3000 queued / 200 per s
+
+
+def test_job_key_group_skew_and_pause():
+    assert effective_parallelism(5, 12) == 4.0 and effective_parallelism(6, 12) == 6.0
+    job = _job(450, p=5)  # 5 instances over 12 key groups: capacity of 4
+    for _ in range(10):
+        job.step()
+    assert job.tl.processed[9, 0] == pytest.approx(400)
+    job.set_parallelism({"s": 6})
+    job.step()
+    assert job.tl.processed[10, 0] == 0  # paused
+    job.step()
+    assert job.tl.processed[11, 0] > 450
+
+
+def test_oracle_meets_the_target_with_the_least_resources():
+    sc = Scenario("t", "", 1200.0, L.step(1000, 2500, 600), noise_sd=0.05, seed=1)
+    o = run(sc, "oracle").summary
+    d = run(sc, "ds2").summary
+    assert o["slo_violation_s"] == 0
+    assert o["executor_seconds"] < d["executor_seconds"]
+
+
+# --- elastream planning pieces --------------------------------------------------------------------------
+def test_least_parallelism_is_key_group_aware():
+    assert least_parallelism(450, 100, 12, 1, 12) == 6  # 5 instances only carry 4 instances' worth
+    assert least_parallelism(450, 100, None, 1, 12) == 5
+
+
+def test_rate_forecast_trend_noise_and_step():
+    t = np.arange(60) * 30.0
+    rng = np.random.default_rng(0)
+    ramp = 1000 + 0.5 * t + rng.normal(0, 20, 60)
+    f = RateForecast().fit(t, ramp, now=t[-1])
+    assert f.slope_ == pytest.approx(0.5, rel=0.1) and 10 < f.noise_ < 40
+    assert f.peak(600, 0) == pytest.approx(max(f.recent_, f.last_) + f.slope_ * 600)
+    flat = 1000 + rng.normal(0, 20, 60)
+    assert RateForecast().fit(t, flat, now=t[-1]).slope_ == 0.0  # no trend beyond the noise
+    step = np.where(t < t[-3], 1000.0, 2000.0)
+    g = RateForecast().fit(t, step, now=t[-1])
+    assert g.noise_ == 0.0 and g.recent_ == 2000.0  # a step is neither noise nor a trend
+
+
+def test_elastream_scales_out_the_whole_graph_in_one_step():
+    src = stage("src", p=4, rate=2000, proc=1600, busy=1.0, backlog=5000, maxp=360)
+    mid = stage("map", p=4, rate=1600, proc=1600, busy=0.7, upstream=["src"], maxp=360)
+    o = obs(src, mid, t=0.0)
+    p = ElastreamPolicy().propose(PolicyContext(o, [o], PolicyConfig(), now=0.0))
+    assert p.targets["src"] > 4 and p.targets["map"] > 4  # map is not hot yet, but will be at 2k/s
+    assert "scale out src 4→" in p.reason and "(with the others)" in p.reason
+
+
+def test_elastream_holds_a_steady_load():
+    s = stage("src", p=10, rate=800, proc=800, busy=0.8, maxp=360)
+    hist = [obs(s, t=i * 30.0) for i in range(10)]
+    p = ElastreamPolicy().propose(PolicyContext(hist[-1], hist, PolicyConfig(), now=hist[-1].timestamp))
+    assert p.targets == {"src": 10} and p.reason.startswith("steady")
+
+
+# --- end to end -----------------------------------------------------------------------------------------
+def test_noisy_stationary_load_for_30_minutes_causes_at_most_one_rescale():
+    r = run(builtin()["stationary"], "elastream")
+    assert r.summary["rescales"] <= 1
+    assert r.summary["slo_violation_s"] <= 5
+
+
+def test_every_policy_runs_on_a_short_scenario_through_the_same_ports():
+    sc = Scenario("short", "", 900.0, L.step(1500, 2500, 300), seed=3, job=default_job(1500))
+    res = {p: run(sc, p, keep_decisions=True) for p in ("static", "hpa", "ds2", "mestream", "elastream")}
+    assert res["static"].summary["rescales"] == 0
+    for name in ("ds2", "elastream"):
+        assert res[name].summary["rescales"] >= 1
+        assert res[name].summary["slo_violation_s"] < res["static"].summary["slo_violation_s"]
+        assert any(d.action == "scale" for d in res[name].decisions)
+    assert all(d.reason for r in res.values() for d in r.decisions)
+
+
+def test_simulate_cli_with_trace_json_and_plot(tmp_path, capsys):
+    trace = tmp_path / "load.csv"
+    trace.write_text("time,rate\n" + "\n".join(f"{t},{1500 + (1000 if 300 <= t < 700 else 0)}" for t in range(0, 1000, 50)))
+    out_json, out_png = tmp_path / "s.json", tmp_path / "s.png"
+    args = argparse.Namespace(scenario=None, trace=str(trace), policy="ds2", seed=0, json=str(out_json),
+                              plot=str(out_png))
+    assert simulate_main(args) == 0
+    data = json.loads(out_json.read_text())
+    assert set(data) == {"slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "max_backlog"}
+    assert data["rescales"] >= 1
+    assert out_png.stat().st_size > 10_000
+    assert "executor-seconds" in capsys.readouterr().out
+
+
+def test_simulate_cli_errors():
+    with pytest.raises(InputError, match="valid: static, hpa, ds2, mestream, elastream, oracle"):
+        simulate_main(argparse.Namespace(scenario="step", trace=None, policy="magic", seed=0, json=None, plot=None))
+    with pytest.raises(InputError, match="valid: stationary, step"):
+        get_scenario("nope")
+
+
+def test_benchmark_criteria_and_markdown_on_a_tiny_run():
+    from elasticity.benchmark import criteria, markdown, run_all
+
+    sc = {"short": Scenario("short", "a short step", 600.0, L.step(1500, 2200, 200), seed=4, job=default_job(1500))}
+    res = run_all(sc, policies=("ds2", "elastream", "oracle"))
+    crit = criteria(res)
+    assert set(crit["short"]) == {"slo_le_ds2", "executor_seconds_vs_oracle", "executor_seconds_le_1_15_oracle",
+                                  "rescales_le_ds2"}
+    ratio = res["short"]["elastream"]["executor_seconds"] / res["short"]["oracle"]["executor_seconds"]
+    assert crit["short"]["executor_seconds_vs_oracle"] == pytest.approx(ratio, abs=1e-3)
+    md = markdown(res, {}, crit, sc, 1.0)
+    assert "elastream bench elasticity" in md and "| elastream |" in md and "× oracle" in md
