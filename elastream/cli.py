@@ -9,7 +9,7 @@ from elastream.errors import UserError
 from elasticity.errors import InputError
 
 # sub-command name -> module in elastream.commands exposing register(subparsers) and run(args) -> int
-COMMANDS = ["crds", "validate", "simulate", "bench"]
+COMMANDS = ["run", "crds", "validate", "simulate", "bench"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,67 @@
+"""MetricsSource that scrapes the runner's /metrics directly (the local mode, where no Prometheus runs).
+
+It computes the same quantities as the policy's default PromQL: sums of rates and backlog over queries,
+the worst busy fraction and latency, the executor count.
+"""
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from elastream.adapters.observation import MetricsUnavailable, spark_observation
+from elasticity.model import JobObservation
+
+
+def parse_samples(text: str, app: str) -> dict[str, dict[str, float]]:
+    """metric name -> {query label (or "") -> value} for the samples of `app`."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.labels.get("app") == app:
+                out[s.name][s.labels.get("query", "")] = float(s.value)
+    return out
+
+
+def job_values(samples: dict[str, dict[str, float]]) -> dict[str, float | None]:
+    """The policy's metric names (inputRate, processingRate, ...) from the runner's samples."""
+    def total(name):
+        return sum(samples[name].values()) if samples.get(name) else None
+
+    def worst(name):
+        return max(samples[name].values()) if samples.get(name) else None
+
+    busy = None
+    durations, triggers = samples.get("elastream_batch_duration_seconds", {}), samples.get("elastream_trigger_interval_seconds", {})
+    ratios = [durations[q] / triggers[q] for q in durations if triggers.get(q)]
+    if ratios:
+        busy = max(ratios)
+    return {
+        "inputRate": total("elastream_input_rate"),
+        "processingRate": total("elastream_processing_rate"),
+        "busyFraction": busy,
+        "latencyP50": worst("elastream_latency_p50_seconds"),
+        "latencyP99": worst("elastream_latency_p99_seconds"),
+        "backlog": total("elastream_backlog_records"),
+        "executors": worst("elastream_executors"),
+    }
+
+
+class ScrapeMetricsSource:
+    def __init__(self, url: str, app: str, max_parallelism: int | None = None, timeout_s: float = 5.0):
+        self.url, self.app, self.max_parallelism, self.timeout_s = url, app, max_parallelism, timeout_s
+        self.last_values: dict[str, float | None] = {}
+
+    def values(self) -> dict[str, float | None]:
+        try:
+            resp = requests.get(self.url, timeout=self.timeout_s)
+            resp.raise_for_status()
+        except requests.RequestException as err:
+            raise MetricsUnavailable(f"metrics endpoint {self.url} unreachable: {type(err).__name__}") from err
+        self.last_values = job_values(parse_samples(resp.text, self.app))
+        return self.last_values
+
+    def observe(self, job: str) -> JobObservation:
+        return spark_observation(job, self.values(), time.time(), self.max_parallelism)

@@ -1,0 +1,34 @@
+"""`elastream run`: the main job — a real PySpark job rescaled live on this machine, no Kubernetes."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from elastream.errors import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run a StreamApp's Spark job locally and keep it elastic (no Kubernetes)",
+        description="Start a local Spark cluster with room for the policy's max executors, run the StreamApp's "
+        "built-in app under the load profile of its generator source, and rescale it live with the same core, "
+        "guards and realizer as the operator. Prints progress and decisions; at the end (or Ctrl-C) stops every "
+        "process it started and writes DIR/report.json and DIR/timeline.png.",
+    )
+    p.add_argument("file", type=Path, metavar="FILE", help="YAML with a StreamApp (engine: spark) and its ElasticityPolicy")
+    p.add_argument("--duration", type=float, default=360.0, metavar="SECONDS",
+                   help="seconds of load; the job then drains what is left (default 360)")
+    p.add_argument("--report", type=Path, default=Path("out/run"), metavar="DIR",
+                   help="where report.json, timeline.png and the job's files go (default out/run)")
+    p.add_argument("--sample", type=float, default=2.0, metavar="SECONDS", help="progress line interval (default 2)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from elastream.local.run import run as run_local
+
+    if args.duration <= 0:
+        raise UserError("--duration must be positive")
+    report = run_local(args.file, args.duration, args.report, sample_s=args.sample)
+    return 0 if report["exactly_once"] or report["interrupted"] else 1

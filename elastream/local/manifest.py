@@ -1,0 +1,54 @@
+"""Read a StreamApp (and its policy) from the YAML users apply to a cluster, with the API server's checks."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from elastream.api.manifests import ManifestError, parse_manifest
+from elastream.api.policy import ElasticityPolicySpec
+from elastream.api.streamapp import StreamAppSpec
+from elastream.errors import UserError
+
+
+@dataclass
+class LocalApp:
+    name: str
+    spec: StreamAppSpec
+    policy: ElasticityPolicySpec
+    policy_name: str  # "inline", "default" or the ElasticityPolicy's name
+
+
+def load(path: Path) -> LocalApp:
+    try:
+        docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d is not None]
+    except OSError as err:
+        raise UserError(f"{path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise UserError(f"{path}: not valid YAML: {err}") from None
+    apps, policies = [], {}
+    for doc in docs:
+        kind, name, spec = parse_manifest(doc)
+        if kind == "StreamApp":
+            apps.append((name, spec))
+        else:
+            policies[name] = spec
+    if len(apps) != 1:
+        raise UserError(f"{path}: expected exactly one StreamApp, found {len(apps)}")
+    name, spec = apps[0]
+    if spec.engine != "spark":
+        raise ManifestError(name, ["spec.engine: the local mode runs Spark apps only"])
+    if spec.spark.attach is not None:
+        raise ManifestError(name, ["spec.spark.attach: the local mode starts its own job; remove attach"])
+    if spec.spark.application.builtin is None:
+        raise ManifestError(name, ["spec.spark.application.file: the local mode runs the built-in apps only"])
+    if spec.spark.source.type != "generator":
+        raise ManifestError(name, ["spec.spark.source.type: the local mode needs the built-in generator source"])
+    if spec.policy is not None:
+        return LocalApp(name, spec, spec.policy, "inline")
+    if spec.policy_ref is None:
+        return LocalApp(name, spec, ElasticityPolicySpec(), "default")
+    if spec.policy_ref.name not in policies:
+        raise ManifestError(name, [f"spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} is not in {path}"])
+    return LocalApp(name, spec, policies[spec.policy_ref.name], spec.policy_ref.name)

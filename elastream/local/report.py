@@ -1,0 +1,96 @@
+"""The report of a local run: report.json (exactly-once check, rescales with latency around them) and timeline.png."""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from elastream.local.manifest import LocalApp
+from spark_apps import verify
+from spark_apps.source import GeneratorConfig
+
+WINDOW_S = 30.0  # latency before / after a rescale: median p99 over this many seconds
+
+
+def p99_around(samples: list[dict[str, Any]], t: float) -> tuple[float | None, float | None]:
+    def median(values):
+        values = [v for v in values if v is not None]
+        return round(statistics.median(values), 3) if values else None
+
+    before = median(s["latency_p99_s"] for s in samples if t - WINDOW_S <= s["t"] < t)
+    after = median(s["latency_p99_s"] for s in samples if t < s["t"] <= t + WINDOW_S)
+    return before, after
+
+
+def produced_until(checkpoint: Path, stopped_at: float) -> int | None:
+    """Records the generator had offered when the run stopped (all of them if the load ran to its end)."""
+    run_file = checkpoint / verify.RUN_FILE
+    if not run_file.exists():
+        return None
+    run = json.loads(run_file.read_text())
+    profile = GeneratorConfig(**run["source"]["generator"]).build()
+    return profile.offered_count(stopped_at - run["start_us"] / 1e6)
+
+
+def write_report(report_dir: Path, app: LocalApp, config, job, timeline, started: float, stopped_at: float,
+                 interrupted: bool) -> dict[str, Any]:
+    produced = produced_until(job.checkpoint, stopped_at)
+    check = verify.check(str(job.checkpoint), str(job.sink), produced) if produced is not None else None
+    report = {
+        "app": app.name,
+        "policy": {"name": app.policy_name, "algorithm": config.algorithm, "mode": config.mode},
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "duration_s": round(stopped_at - started, 1),
+        "interrupted": interrupted,
+        "records_produced": check.produced if check else 0,
+        "records_processed": check.processed if check else 0,
+        "missing": check.missing if check else 0,
+        "duplicates": check.duplicates if check else 0,
+        "exactly_once": bool(check and check.exactly_once),
+        "rescales": [{**r, **dict(zip(("p99_before_s", "p99_after_s"), p99_around(timeline.samples, r["t"])))}
+                     for r in timeline.rescales],
+        "decisions": timeline.decisions,
+        "samples": len(timeline.samples),
+    }
+    (report_dir / "report.json").write_text(json.dumps(report, indent=2))
+    (report_dir / "timeline.json").write_text(json.dumps(timeline.samples))
+    plot_timeline(report_dir / "timeline.png", app.name, timeline, config)
+    return report
+
+
+def plot_timeline(path: Path, title: str, timeline, config) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    s = timeline.samples
+    t = [x["t"] for x in s]
+    fig, (ax_rate, ax_lat, ax_exec) = plt.subplots(3, 1, figsize=(10, 8), sharex=True)
+    ax_rate.plot(t, [x["input_rate"] for x in s], label="offered (records/s)")
+    ax_rate.plot(t, [x["processing_rate"] for x in s], label="processed (records/s)")
+    ax_rate.set_ylabel("rate")
+    ax_rate.legend(loc="upper left")
+    ax_backlog = ax_rate.twinx()
+    ax_backlog.plot(t, [x["backlog"] for x in s], color="grey", alpha=0.5, label="backlog")
+    ax_backlog.set_ylabel("backlog (records)")
+    ax_lat.plot(t, [x["latency_p99_s"] for x in s], color="tab:red", label="p99 latency")
+    ax_lat.axhline(config.latency_target_s, color="tab:red", linestyle=":", label="target")
+    ax_lat.set_ylabel("seconds")
+    ax_lat.legend(loc="upper left")
+    ax_exec.step(t, [x["executors"] for x in s], where="post", label="executors")
+    ax_exec.step(t, [x["target"] for x in s], where="post", linestyle="--", label="target")
+    for r in timeline.rescales:
+        for ax in (ax_rate, ax_lat, ax_exec):
+            ax.axvline(r["t"], color="black", alpha=0.3)
+        ax_exec.annotate(f"{r['from']}→{r['to']}", (r["t"], r["to"]), textcoords="offset points", xytext=(3, 3))
+    ax_exec.set_ylabel("executors")
+    ax_exec.set_xlabel("seconds since start")
+    ax_exec.set_ylim(0, config.max_parallelism + 1)
+    ax_exec.legend(loc="upper left")
+    fig.suptitle(f"{title}: {config.algorithm} policy — rate, latency, executors; vertical lines = rescales")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,143 @@
+"""The local control loop: sample the job's metrics, evaluate the policy with the operator's core, rescale
+through the runner's control endpoint, print what happens, and report at the end."""
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from elastream.adapters.control import ControlEndpointClient, ControlEndpointRealizer, ControlError
+from elastream.adapters.observation import MetricsUnavailable
+from elastream.adapters.scrape import ScrapeMetricsSource
+from elastream.local import manifest
+from elastream.local.job import LocalJob
+from elastream.local.report import write_report
+from elastream.policy_config import to_policy_config
+from elasticity.adapters import InMemoryStateStore, SystemClock
+from elasticity.autoscaler import JobAutoscaler
+from elasticity.model import Decision, fmt_count, fmt_rate
+from elasticity.ports import Event
+
+DRAIN_TIMEOUT_S = 180.0  # after the load ends, wait this long for the job to process what is left
+
+
+@dataclass
+class Timeline:
+    """What happened, sampled: the report and the plot are drawn from it."""
+
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    rescales: list[dict[str, Any]] = field(default_factory=list)
+
+
+class PrintingEventSink:
+    def __init__(self, out: TextIO):
+        self.out = out
+
+    def emit(self, job: str, event: Event) -> None:
+        print(f"  event {event.type} {event.reason}: {event.message}", file=self.out, flush=True)
+
+
+def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float = 2.0,
+        out: TextIO = sys.stdout) -> dict[str, Any]:
+    """Run the app of `path` for `duration_s` seconds of load (then drain); returns the report."""
+    app = manifest.load(path)
+    config = to_policy_config(app.policy, app.spec)
+    report_dir = Path(report_dir or tempfile.mkdtemp(prefix="elastream-run-"))
+    report_dir.mkdir(parents=True, exist_ok=True)
+    job = LocalJob(app, report_dir / "job", duration_s)
+    timeline, interrupted, started = Timeline(), False, time.time()
+    print(f"elastream run: {app.name} ({app.spec.spark.application.builtin}), policy {app.policy_name} "
+          f"({config.algorithm}, {config.mode}), executors {config.min_parallelism}..{config.max_parallelism}, "
+          f"{duration_s:.0f}s of load; report in {report_dir}", file=out, flush=True)
+    try:
+        job.start()
+        started = time.time()
+        print(f"  spark cluster {job.cluster.master_url}, metrics {job.metrics_url}, control {job.control_url}",
+              file=out, flush=True)
+        _loop(job, app.name, config, timeline, started, duration_s, sample_s, out)
+    except KeyboardInterrupt:
+        interrupted = True
+        print("\ninterrupted: stopping the job", file=out, flush=True)
+    finally:
+        stopped_at = time.time()
+        job.stop()
+    report = write_report(report_dir, app, config, job, timeline, started, stopped_at, interrupted)
+    print(f"done: {report['records_processed']} of {report['records_produced']} records processed, "
+          f"{report['duplicates']} duplicates, {len(report['rescales'])} rescales; "
+          f"{report_dir / 'report.json'}, {report_dir / 'timeline.png'}", file=out, flush=True)
+    return report
+
+
+def _loop(job: LocalJob, name: str, config, timeline: Timeline, started: float, duration_s: float,
+          sample_s: float, out: TextIO) -> None:
+    metrics = ScrapeMetricsSource(job.metrics_url, name, max_parallelism=job.app.spec.spark.max_parallelism)
+    client = ControlEndpointClient(job.control_url, job.token)
+    autoscaler = JobAutoscaler(name, config, metrics=_NoneOnFailure(metrics), realizer=ControlEndpointRealizer(client),
+                               store=InMemoryStateStore(), events=PrintingEventSink(out), clock=SystemClock())
+    next_eval = time.time() + config.evaluation_interval_s
+    deadline = started + duration_s + DRAIN_TIMEOUT_S
+    while not job.finished() and time.time() < deadline:
+        sample = _sample(metrics, client, started)
+        timeline.samples.append(sample)
+        print(_progress_line(sample), file=out, flush=True)
+        if time.time() >= next_eval:
+            next_eval = time.time() + config.evaluation_interval_s
+            _evaluate(autoscaler, timeline, started, out)
+        time.sleep(max(0.0, sample_s - (time.time() - started - sample["t"])))
+
+
+def _sample(metrics: ScrapeMetricsSource, client: ControlEndpointClient, started: float) -> dict[str, Any]:
+    t = time.time() - started
+    try:
+        values = metrics.values()
+    except MetricsUnavailable:
+        values = {}
+    try:
+        state = client.executors()
+    except ControlError:
+        state = {}
+    return {"t": round(t, 2), "input_rate": values.get("inputRate"), "processing_rate": values.get("processingRate"),
+            "latency_p99_s": values.get("latencyP99"), "latency_p50_s": values.get("latencyP50"),
+            "backlog": values.get("backlog"), "busy": values.get("busyFraction"),
+            "executors": state.get("current"), "target": state.get("target")}
+
+
+def _evaluate(autoscaler: JobAutoscaler, timeline: Timeline, started: float, out: TextIO) -> None:
+    d: Decision = autoscaler.scale()
+    t = round(d.timestamp - started, 2)
+    before, after = sum(d.current.values()) if d.current else None, sum(d.targets.values()) if d.targets else None
+    timeline.decisions.append({"t": t, "action": d.action, "guard": d.guard, "from": before, "to": after,
+                               "reason": d.reason, "advisory": d.advisory})
+    realized = d.changed and not d.advisory and d.guard != "realize_failed"
+    if realized:
+        timeline.rescales.append({"t": t, "from": before, "to": after, "reason": d.reason})
+    if d.action != "none" or d.guard:
+        print(f"  decision at {t:.0f}s: {d.reason}", file=out, flush=True)
+
+
+class _NoneOnFailure:
+    """An unreadable metrics endpoint is "no observation": the core holds and says so."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def observe(self, job):
+        try:
+            return self.source.observe(job)
+        except MetricsUnavailable:
+            return None
+
+
+def _progress_line(s: dict[str, Any]) -> str:
+    def rate(x):
+        return fmt_rate(x) if x is not None else "-"
+
+    p99 = f"{s['latency_p99_s']:.2f}s" if s["latency_p99_s"] is not None else "-"
+    backlog = fmt_count(s["backlog"]) if s["backlog"] is not None else "-"
+    return (f"{s['t']:7.0f}s  in {rate(s['input_rate']):>8}  done {rate(s['processing_rate']):>8}  p99 {p99:>7}  "
+            f"backlog {backlog:>6}  executors {s['executors'] if s['executors'] is not None else '-'}"
+            f"->{s['target'] if s['target'] is not None else '-'}")

@@ -1,0 +1,36 @@
+"""Direct scrape of the runner's exposition text gives the same quantities as the default PromQL."""
+import pytest
+
+from elastream.adapters.observation import MetricsUnavailable, spark_observation
+from elastream.adapters.scrape import job_values, parse_samples
+
+TEXT = """# TYPE elastream_input_rate gauge
+elastream_input_rate{app="wc",query="a"} 600.0
+elastream_input_rate{app="wc",query="b"} 400.0
+elastream_input_rate{app="other",query="a"} 9999.0
+elastream_processing_rate{app="wc",query="a"} 500.0
+elastream_processing_rate{app="wc",query="b"} 400.0
+elastream_batch_duration_seconds{app="wc",query="a"} 0.9
+elastream_batch_duration_seconds{app="wc",query="b"} 0.3
+elastream_trigger_interval_seconds{app="wc",query="a"} 1.0
+elastream_trigger_interval_seconds{app="wc",query="b"} 1.0
+elastream_latency_p99_seconds{app="wc",query="a"} 2.5
+elastream_latency_p99_seconds{app="wc",query="b"} 4.0
+elastream_backlog_records{app="wc",query="a"} 120.0
+elastream_executors{app="wc"} 2.0
+"""
+
+
+def test_values_aggregate_like_the_default_queries():
+    v = job_values(parse_samples(TEXT, "wc"))
+    assert v["inputRate"] == 1000.0 and v["processingRate"] == 900.0
+    assert v["busyFraction"] == pytest.approx(0.9) and v["latencyP99"] == 4.0
+    assert v["backlog"] == 120.0 and v["executors"] == 2.0 and v["latencyP50"] is None
+
+
+def test_observation_needs_the_required_metrics():
+    obs = spark_observation("wc", job_values(parse_samples(TEXT, "wc")), 10.0, max_parallelism=6)
+    assert obs.parallelism == {"executors": 2} and obs.stages[0].max_parallelism == 6
+    with pytest.raises(MetricsUnavailable, match="executors"):
+        spark_observation("wc", job_values(parse_samples(TEXT.replace('elastream_executors{app="wc"} 2.0', ""), "wc")),
+                          10.0, None)
