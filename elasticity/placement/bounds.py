@@ -95,3 +95,40 @@ def _lowest_missing(sets: np.ndarray, n: int) -> np.ndarray:
     inv = ~sets & ((1 << n) - 1)
     low = inv & -inv
     return np.log2(low.astype(float)).astype(int)
+
+
+def lp_bound(items: Items, capacity: float, columns: list[np.ndarray] | None = None, time_limit: float = 10.0,
+             pricing_time_limit: float = 5.0) -> tuple[float, bool]:
+    """The configuration (set-cover) LP bound by column generation: min sum_p lambda_p over feasible bins p with
+    sum_{p holds i} lambda_p >= 1. Pricing is a multi-dimensional knapsack (one constraint per distinct time step)
+    solved by HiGHS. Returns (bound, converged): the LP optimum when converged, else Farley's bound
+    z_master / max_reduced_value, valid at any iteration. ceil(bound) bounds the zero-overload optimum and is never
+    below max_t ceil(sum x(t) / C) once converged. Converges in ~2 s for 12 items, not within 30 s for 50."""
+    import time
+
+    from scipy.optimize import Bounds as _Bounds, LinearConstraint, linprog, milp
+
+    X = compress(items.loads).loads
+    n = X.shape[0]
+    cols = [np.asarray(c, dtype=bool) for c in (columns or [])] + list(np.eye(n, dtype=bool))
+    start = time.perf_counter()
+    best = 0.0
+    knap = LinearConstraint(X.T, -np.inf, capacity * (1.0 + REL_TOL))
+    while True:
+        M = np.array(cols, dtype=float).T
+        master = linprog(np.ones(M.shape[1]), A_ub=-M, b_ub=-np.ones(n), bounds=(0, None), method="highs")
+        z, pi = float(master.fun), -master.ineqlin.marginals
+        left = time_limit - (time.perf_counter() - start)
+        price = milp(-pi, constraints=knap, integrality=np.ones(n), bounds=_Bounds(0, 1),
+                     options={"time_limit": max(0.1, min(pricing_time_limit, left))})
+        if price.x is None:
+            return best, False
+        value = -float(price.fun)
+        dual = getattr(price, "mip_dual_bound", None)
+        upper = -float(dual) if dual is not None and np.isfinite(dual) else value
+        if price.status == 0 and value <= 1.0 + 1e-9:
+            return max(best, z), True
+        best = max(best, z / max(upper, 1.0))
+        if time.perf_counter() - start > time_limit:
+            return best, False
+        cols.append(price.x > 0.5)

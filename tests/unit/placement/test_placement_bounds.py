@@ -64,3 +64,14 @@ def test_exact_on_experiment_1_is_at_least_the_bound_and_feasible():
 def test_exact_declines_large_instances():
     items, _ = make_instance(2, 0)
     assert exact_min_bins(items, 500.0, max_items=14) is None
+
+
+def test_lp_bound_sits_between_the_simple_bound_and_the_optimum():
+    from elasticity.placement.bounds import lp_bound
+
+    items, bins = make_instance(1, 0)
+    value, converged = lp_bound(items, 500.0, time_limit=20.0)
+    assert converged
+    k = exact_min_bins(items, 500.0)[0]
+    assert lower_bound(items, bins) - 1 < value <= k + 1e-9
+    assert int(np.ceil(value - 1e-9)) >= lower_bound(items, bins)
