@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from elastream.api.streamapp import StreamAppSpec
+from elastream.runner_args import runner_args
 
 METRICS_PORT = 9108
 CONTROL_PORT = 9109
@@ -86,15 +87,19 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         "application": spark.application.to_wire(),
         "source": spark.source.to_wire(),
         "checkpointLocation": spark.checkpoint_location or f"/var/lib/elastream/{app}/checkpoint",
+        "triggerInterval": spark.trigger_interval,
         "conf": conf,
     }
 
 
 def config_map(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
+    """app.json describes the app; spark-defaults.conf is read by Spark (SPARK_CONF_DIR points at the mount)."""
     app, ns = body["metadata"]["name"], body["metadata"]["namespace"]
+    config = app_config(app, ns, spec)
+    defaults = "".join(f"{k} {v}\n" for k, v in sorted(config["conf"].items()))
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": _meta(names(app)["configMap"], app, owner_reference(body), "config"),
-            "data": {"app.json": json.dumps(app_config(app, ns, spec), indent=2, sort_keys=True)}}
+            "data": {"app.json": json.dumps(config, indent=2, sort_keys=True), "spark-defaults.conf": defaults}}
 
 
 def secret(body: dict[str, Any], token: str) -> dict[str, Any]:
@@ -148,8 +153,8 @@ def service(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def driver_pod(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
-    app = body["metadata"]["name"]
-    n, spark = names(app), spec.spark
+    app, ns = body["metadata"]["name"], body["metadata"]["namespace"]
+    n, spark, config = names(app), spec.spark, app_config(app, ns, spec)
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": _meta(n["driver"], app, owner_reference(body), "driver"),
@@ -160,18 +165,24 @@ def driver_pod(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
                 "name": "driver",
                 "image": spark.image,
                 "command": ["python3", "-m", "spark_apps.runner"],
-                "args": ["--config", "/etc/elastream/app.json", "--token-file", "/var/run/elastream/token",
-                         "--metrics-port", str(METRICS_PORT), "--control-port", str(CONTROL_PORT)],
+                "args": runner_args(app, spec, master=config["master"], checkpoint=config["checkpointLocation"],
+                                    sink=f"/var/lib/elastream/{app}/sink", metrics_port=METRICS_PORT,
+                                    control_port=CONTROL_PORT, token_file="/var/run/elastream/token"),
+                "env": [{"name": "SPARK_CONF_DIR", "value": "/etc/elastream"}],
                 "ports": [{"name": "metrics", "containerPort": METRICS_PORT},
                           {"name": "control", "containerPort": CONTROL_PORT},
                           {"name": "ui", "containerPort": UI_PORT}],
                 "resources": {"requests": {"cpu": str(spark.driver.cores), "memory": _k8s_memory(spark.driver.memory)}},
                 "volumeMounts": [{"name": "config", "mountPath": "/etc/elastream", "readOnly": True},
-                                 {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True}],
+                                 {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True},
+                                 {"name": "data", "mountPath": "/var/lib/elastream"}],
                 "readinessProbe": {"httpGet": {"path": "/healthz", "port": CONTROL_PORT}, "periodSeconds": 10},
             }],
+            # the default checkpoint lives in an emptyDir (lost with the pod): set spark.checkpointLocation
+            # to durable storage (a PVC path or s3a://) for exactly-once across driver pod restarts
             "volumes": [{"name": "config", "configMap": {"name": n["configMap"]}},
-                        {"name": "token", "secret": {"secretName": n["secret"]}}],
+                        {"name": "token", "secret": {"secretName": n["secret"]}},
+                        {"name": "data", "emptyDir": {}}],
         },
     }
 

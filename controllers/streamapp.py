@@ -1,6 +1,7 @@
 """kopf handlers of StreamApp: reconcile the owned objects and run the autoscaling loop. Thin: parse, call, write."""
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import Any
 
@@ -19,6 +20,7 @@ from elastream.api.manifests import describe_errors
 from elastream.api.streamapp import StreamAppSpec
 
 RESOURCE = (GROUP, VERSION, "streamapps")
+log = logging.getLogger(__name__)
 
 
 @kopf.on.resume(*RESOURCE)
@@ -81,6 +83,7 @@ def autoscale(stopped: kopf.DaemonStopped, body: kopf.Body, name: str, namespace
     while not stopped:
         try:
             interval = evaluate(_snapshot(body))
+            log.info("evaluated %s/%s", namespace, name)
         except ControlError as err:
             ERRORS.labels(kind="control").inc()
             _report_unreachable(body, str(err))

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from elastream.api.base import ApiModel, Rule
+from elastream.api.base import ApiModel, Duration, Rule
 from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([kmgt]|[KMGT]i?)?[bB]?$"  # Spark memory ("2g", "512m") or Kubernetes ("2Gi")
@@ -90,13 +90,16 @@ class Attach(ApiModel):
 
 
 class SparkSpec(ApiModel):
-    image: str = Field("apache/spark:4.0.1-python3", min_length=1, description="container image of driver and executors")
+    image: str = Field("ghcr.io/elastream/spark-runner:0.1.0", min_length=1,
+                       description="image of driver and executors: Spark 4.3 + spark_apps (spark_apps/Dockerfile)")
     application: Application = Field(default_factory=lambda: Application(builtin="wordcount"))
     driver: Resources = Field(default_factory=Resources)
     executor: Resources = Field(default_factory=Resources)
     executors: ExecutorRange = Field(default_factory=ExecutorRange)
     conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
     checkpoint_location: str | None = Field(None, min_length=1, description="checkpoint directory (default: per app)")
+    trigger_interval: Duration = Field(
+        "1s", description="micro-batch trigger interval; longer amortizes the fixed cost of each batch")
     source: Source = Field(default_factory=Source)
     max_parallelism: int = Field(
         16, ge=1, le=10000, description="spark.sql.shuffle.partitions: bounds useful parallelism, pinned by the checkpoint"

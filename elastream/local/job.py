@@ -13,6 +13,7 @@ from pathlib import Path
 import requests
 
 from elastream.local.manifest import LocalApp
+from elastream.runner_args import runner_args
 from spark_apps.cluster import LocalSparkCluster, free_port, stop_driver
 
 
@@ -62,22 +63,10 @@ class LocalJob:
         return self
 
     def runner_args(self, token_file: Path) -> list[str]:
-        spark, gen = self.app.spec.spark, self.app.spec.spark.source.generator
-        args = ["--app", spark.application.builtin, "--name", self.app.name, "--master", self.cluster.master_url,
-                "--checkpoint", str(self.checkpoint), "--sink", str(self.sink),
-                "--executors", str(spark.executors.initial), "--min-executors", str(spark.executors.min),
-                "--max-executors", str(spark.executors.max), "--executor-memory", spark.executor.memory,
-                "--executor-cores", str(spark.executor.cores), "--shuffle-partitions", str(spark.max_parallelism),
-                "--profile", gen.profile, "--rate", str(gen.rate), "--duration", f"{self.duration_s}s",
-                "--metrics-port", str(self.metrics_port), "--control-port", str(self.control_port),
-                "--bind-address", "127.0.0.1", "--token-file", str(token_file), "--stop-when-done",
-                "--progress-log", str(self.workdir / "progress.jsonl")]
-        for flag, value in (("--peak-rate", gen.peak_rate), ("--period", gen.period), ("--trace", gen.trace)):
-            if value is not None:
-                args += [flag, str(value)]
-        for key, value in spark.conf.items():
-            args += ["--conf", f"{key}={value}"]
-        return args
+        return runner_args(self.app.name, self.app.spec, master=self.cluster.master_url,
+                           checkpoint=str(self.checkpoint), sink=str(self.sink), metrics_port=self.metrics_port,
+                           control_port=self.control_port, token_file=str(token_file), bind_address="127.0.0.1",
+                           duration_s=self.duration_s, progress_log=str(self.workdir / "progress.jsonl"))
 
     def _wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

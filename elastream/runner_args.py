@@ -1,0 +1,41 @@
+"""The spark_apps runner's command line for a StreamApp: one builder for the local mode and the driver pod."""
+from __future__ import annotations
+
+from elastream.api.streamapp import StreamAppSpec
+
+
+def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str, sink: str, metrics_port: int,
+                control_port: int, token_file: str, bind_address: str = "0.0.0.0", duration_s: float | None = None,
+                progress_log: str | None = None) -> list[str]:
+    """Arguments of `python -m spark_apps.runner`. With duration_s the load stops then and the runner exits once
+    everything offered is processed (the local mode); without, it runs until stopped (a managed job)."""
+    spark = spec.spark
+    args = ["--app", spark.application.builtin, "--name", name, "--master", master,
+            "--checkpoint", checkpoint, "--sink", sink, "--trigger", spark.trigger_interval,
+            "--executors", str(spark.executors.initial), "--min-executors", str(spark.executors.min),
+            "--max-executors", str(spark.executors.max), "--executor-memory", spark.executor.memory,
+            "--executor-cores", str(spark.executor.cores), "--shuffle-partitions", str(spark.max_parallelism),
+            "--metrics-port", str(metrics_port), "--control-port", str(control_port),
+            "--bind-address", bind_address, "--token-file", token_file]
+    args += _source_args(spec)
+    if duration_s is not None:
+        args += ["--duration", f"{duration_s}s", "--stop-when-done"]
+    if progress_log:
+        args += ["--progress-log", progress_log]
+    for key, value in spark.conf.items():
+        args += ["--conf", f"{key}={value}"]
+    return args
+
+
+def _source_args(spec: StreamAppSpec) -> list[str]:
+    source = spec.spark.source
+    if source.type == "kafka":
+        k = source.kafka
+        return ["--source", "kafka", "--kafka-bootstrap-servers", k.bootstrap_servers, "--kafka-topic", k.topic,
+                "--kafka-starting-offsets", k.starting_offsets]
+    gen = source.generator
+    args = ["--source", "generator", "--profile", gen.profile, "--rate", str(gen.rate)]
+    for flag, value in (("--peak-rate", gen.peak_rate), ("--period", gen.period), ("--trace", gen.trace)):
+        if value is not None:
+            args += [flag, str(value)]
+    return args
