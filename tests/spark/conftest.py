@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -119,10 +122,26 @@ class Runner:
 
 
 @pytest.fixture(scope="session")
-def spark_cluster(tmp_path_factory):
+def work_dir():
+    """Our own scratch root: pytest's basetemp rotation (other pytest sessions on this machine) must not delete a
+    checkpoint under a running job. Removed at the end unless ELASTREAM_KEEP_SPARK_TMP=1."""
+    root = Path(tempfile.mkdtemp(prefix="elastream-spark-tests-"))
+    yield root
+    if os.environ.get("ELASTREAM_KEEP_SPARK_TMP") != "1":
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def test_dir(work_dir, request) -> Path:
+    d = work_dir / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)[:80]
+    d.mkdir()
+    return d
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(work_dir):
     """Standalone master + 2 one-core workers; max 2 executors (the machine has 2 cores)."""
-    with LocalSparkCluster(workers=2, cores_per_worker=1, memory="1g",
-                           base_dir=str(tmp_path_factory.mktemp("spark-cluster"))) as cluster:
+    with LocalSparkCluster(workers=2, cores_per_worker=1, memory="1g", base_dir=str(work_dir / "cluster")) as cluster:
         yield cluster
 
 
@@ -157,12 +176,12 @@ def _start(tmp: Path, app: str, master: str, args: list[str], checkpoint: Path |
 
 
 @pytest.fixture
-def start_runner(tmp_path):
+def start_runner(test_dir):
     """start_runner(app, master, args, ...) -> Runner; every runner is stopped (process group gone) afterwards."""
     started: list[Runner] = []
 
     def start(app: str, master: str, args: list[str], sub: str = "run", **kw) -> Runner:
-        runner = _start(tmp_path / sub, app, master, args, **kw)
+        runner = _start(test_dir / sub, app, master, args, **kw)
         started.append(runner)
         return runner
 

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def runner(spark_cluster, tmp_path_factory):
-    r = _start(tmp_path_factory.mktemp("endpoints"), "identity", spark_cluster.master_url, [
+def runner(spark_cluster, work_dir):
+    r = _start(work_dir / "endpoints", "identity", spark_cluster.master_url, [
         "--profile", "sinusoid", "--rate", "150", "--peak-rate", "450", "--period", "20s", "--duration", "60s",
         "--executors", "1", "--min-executors", "1", "--max-executors", "2"])
     yield r
@@ -58,7 +58,8 @@ def test_bad_targets_get_400_with_a_clear_message(runner, body, message):
     assert runner.executors()["target"] == 1
 
 
-def test_prometheus_scrapes_the_runner(runner, prometheus_bin, tmp_path):
+def test_prometheus_scrapes_the_runner(runner, prometheus_bin, test_dir):
+    tmp_path = test_dir
     runner.wait_batches(1, timeout=START_TIMEOUT)
     port = free_port()
     config = tmp_path / "prometheus.yml"

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 def test_restart_rescale_on_local_master(start_runner):
     runner = start_runner("identity", "local[1]", [
-        "--profile", "constant", "--rate", "200", "--duration", "40s",
+        "--profile", "constant", "--rate", "200", "--duration", "90s",
         "--executors", "1", "--min-executors", "1", "--max-executors", "2"])
     runner.wait_batches(2, timeout=START_TIMEOUT)
     state = runner.executors()

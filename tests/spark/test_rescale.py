@@ -26,9 +26,9 @@ def _runs(values: list[int]) -> list[int]:
     return out
 
 
-def test_wordcount_rescales_in_place_without_loss(spark_cluster, start_runner, tmp_path):
+def test_wordcount_rescales_in_place_without_loss(spark_cluster, start_runner):
     runner = start_runner("wordcount", spark_cluster.master_url, [
-        "--profile", "step", "--rate", "200", "--peak-rate", "600", "--period", "30s", "--duration", "120s",
+        "--profile", "step", "--rate", "200", "--peak-rate", "600", "--period", "30s", "--duration", "150s",
         "--executors", "1", "--min-executors", "1", "--max-executors", "2"])
     wait_for(lambda: (lambda s: s["current"] == 1 and s["draining"] == 0)(runner.executors()), START_TIMEOUT,
              "the first executor")
@@ -45,7 +45,7 @@ def test_wordcount_rescales_in_place_without_loss(spark_cluster, start_runner, t
 
     report = runner.verify_when_drained(timeout=240)
     assert report.exactly_once, report
-    assert report.produced == 200 * 30 + 600 * 30 + 200 * 30 + 600 * 30  # the whole step profile
+    assert report.produced == 3 * 200 * 30 + 2 * 600 * 30  # the whole step profile
 
     progress = runner.progress()
     seen = _runs([p["executors"] for p in progress if p.get("executors")])

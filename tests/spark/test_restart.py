@@ -27,7 +27,7 @@ def in_flight(checkpoint: str) -> int | None:
 
 
 def test_driver_killed_mid_batch_restarts_exactly_once(spark_cluster, start_runner):
-    args = ["--profile", "constant", "--rate", "400", "--duration", "70s",
+    args = ["--profile", "constant", "--rate", "400", "--duration", "90s",
             "--executors", "2", "--min-executors", "1", "--max-executors", "2"]
     first = start_runner("wordcount", spark_cluster.master_url, args, sub="first")
     first.wait_batches(2, timeout=START_TIMEOUT)
@@ -40,6 +40,6 @@ def test_driver_killed_mid_batch_restarts_exactly_once(spark_cluster, start_runn
                           checkpoint=Path(first.checkpoint), sink=Path(first.sink))
     report = second.verify_when_drained(timeout=240)
     assert report.exactly_once, report
-    assert report.produced == 400 * 70
+    assert report.produced == 400 * 90
     # the restart really replayed the interrupted batch rather than skipping it
     assert min(p["batch"] for p in second.progress()) <= killed_batch
