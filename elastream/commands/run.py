@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 from pathlib import Path
 
 from elastream.errors import UserError
@@ -30,5 +31,13 @@ def run(args: argparse.Namespace) -> int:
 
     if args.duration <= 0:
         raise UserError("--duration must be positive")
+    # Ctrl-C and SIGTERM both end the run cleanly (also when started in the background, where the shell
+    # may have ignored SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     report = run_local(args.file, args.duration, args.report, sample_s=args.sample)
     return 0 if report["exactly_once"] or report["interrupted"] else 1
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt

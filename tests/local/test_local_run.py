@@ -2,6 +2,7 @@
 every record is counted exactly once, and nothing is left running — also after Ctrl-C."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,8 +17,8 @@ HERE = Path(__file__).parent
 pytestmark = pytest.mark.slow
 
 
-def processes_mentioning(text: str) -> list[int]:
-    """PIDs whose command line or working directory mentions `text` (the run's own directory)."""
+def processes_mentioning(text: str) -> list[str]:
+    """Processes (pid and command) whose command line or working directory mentions `text` (the run's directory)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -26,7 +27,7 @@ def processes_mentioning(text: str) -> list[int]:
         except OSError:
             continue
         if int(pid) != os.getpid() and (text in cmd or cwd.startswith(text)):
-            found.append(int(pid))
+            found.append(f"{pid}: {cmd[:200]}")
     return found
 
 
@@ -54,7 +55,7 @@ def test_ctrl_c_leaves_nothing_running(tmp_path):
                              "--report", str(report_dir)], stdout=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 300
     for line in proc.stdout:  # wait until the job runs and reports metrics
-        if " in " in line and "executors" in line and "executors -" not in line or time.monotonic() > deadline:
+        if re.match(r"\s+\d+s\s+in\s+\d", line) or time.monotonic() > deadline:  # a progress line with a rate
             break
     assert processes_mentioning(str(report_dir)), "the job should be running"
     proc.send_signal(signal.SIGINT)
