@@ -1,5 +1,5 @@
 # The two commands of the README:
-#   make run    set up, then run the main job (for now: the elasticity simulator, see README)
+#   make run    set up, then run the main job: a real PySpark job rescaled live on this machine
 #   make test   set up, then run the whole test suite against a real control plane
 PY ?= python3.11
 VENV := .venv
@@ -20,7 +20,7 @@ cluster-build:
 	scripts/test-cluster build
 
 run: setup
-	$(VENV)/bin/elastream simulate --scenario step --policy elastream --plot sim-timeline.png
+	$(VENV)/bin/elastream run examples/wordcount.yaml --report out/run
 
 test: setup cluster-build
 	$(VENV)/bin/python -m pytest -q

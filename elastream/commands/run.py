@@ -18,8 +18,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "process it started and writes DIR/report.json and DIR/timeline.png.",
     )
     p.add_argument("file", type=Path, metavar="FILE", help="YAML with a StreamApp (engine: spark) and its ElasticityPolicy")
-    p.add_argument("--duration", type=float, default=360.0, metavar="SECONDS",
-                   help="seconds of load; the job then drains what is left (default 360)")
+    p.add_argument("--duration", type=float, default=300.0, metavar="SECONDS",
+                   help="seconds of load; the job then drains what is left (default 300)")
     p.add_argument("--report", type=Path, default=Path("out/run"), metavar="DIR",
                    help="where report.json, timeline.png and the job's files go (default out/run)")
     p.add_argument("--sample", type=float, default=2.0, metavar="SECONDS", help="progress line interval (default 2)")

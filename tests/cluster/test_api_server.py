@@ -26,14 +26,14 @@ def test_examples_apply_and_show_columns(crds_installed, namespace):
     assert rows["wordcount"][1] == "spark" and rows["storm-wordcount"][1] == "storm"
     policies = k.kubectl("get", "elasticitypolicies", "-n", namespace).stdout.splitlines()
     assert policies[0].split()[:4] == ["NAME", "MODE", "ALGORITHM", "TARGET"]
-    assert policies[1].split()[:4] == ["latency-5s", "auto", "elastream", "5s"]
+    assert policies[1].split()[:4] == ["latency-10s", "auto", "elastream", "10s"]
 
 
 def test_api_server_fills_defaults(crds_installed, namespace):
     k = crds_installed
     k.kubectl("apply", "-n", namespace, "-f", str(ROOT / "examples" / "wordcount.yaml"))
-    policy = json.loads(k.kubectl("get", "elasticitypolicy", "latency-5s", "-n", namespace, "-o", "json").stdout)
-    assert policy["spec"]["metricsWindow"] == "2m"  # from the file
+    policy = json.loads(k.kubectl("get", "elasticitypolicy", "latency-10s", "-n", namespace, "-o", "json").stdout)
+    assert policy["spec"]["metricsWindow"] == "1m"  # from the file
     assert policy["spec"]["catchUpDuration"] == "10m"  # defaulted by the API server
     assert policy["spec"]["metrics"]["prometheus"]["queries"]["backlog"].startswith("sum(")
     app = json.loads(k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "-o", "json").stdout)
@@ -61,18 +61,18 @@ def test_unknown_field_rejected(crds_installed, namespace):
 def test_kubectl_scale_sets_desired_executors(crds_installed, namespace):
     k = crds_installed
     k.kubectl("apply", "-n", namespace, "-f", str(ROOT / "examples" / "wordcount.yaml"))
-    k.kubectl("scale", "streamapp/wordcount", "--replicas=3", "-n", namespace)
+    k.kubectl("scale", "streamapp/wordcount", "--replicas=2", "-n", namespace)
     app = json.loads(k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "-o", "json").stdout)
-    assert app["spec"]["replicas"] == 3
+    assert app["spec"]["replicas"] == 2
     scale = json.loads(k.kubectl("get", "--raw",
                                  f"/apis/elastream.io/v1alpha1/namespaces/{namespace}/streamapps/wordcount/scale").stdout)
-    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3
-    assert table_row(k.kubectl("get", "streamapp", "wordcount", "-n", namespace).stdout)["DESIRED"] == "3"
-    # beyond spark.executors.max (3): rejected by the CEL rule, nothing changes
+    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 2
+    assert table_row(k.kubectl("get", "streamapp", "wordcount", "-n", namespace).stdout)["DESIRED"] == "2"
+    # beyond spark.executors.max (2): rejected by the CEL rule, nothing changes
     proc = k.kubectl("scale", "streamapp/wordcount", "--replicas=7", "-n", namespace, check=False)
     assert proc.returncode != 0 and "spec.replicas" in proc.stderr, proc.stderr
     app = json.loads(k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "-o", "json").stdout)
-    assert app["spec"]["replicas"] == 3
+    assert app["spec"]["replicas"] == 2
 
 
 def test_status_subresource_is_separate(crds_installed, namespace):

@@ -39,7 +39,7 @@ def test_managed_app_objects_lifecycle(crds_installed, namespace):
         assert pod["spec"]["nodeName"].startswith("node-")
         assert pod["spec"]["serviceAccountName"] == "wordcount-spark"
         config = json.loads(_get(k, namespace, "configmap", "wordcount-config")["data"]["app.json"])
-        assert config["master"].startswith("k8s://") and config["conf"]["spark.sql.shuffle.partitions"] == "6"
+        assert config["master"].startswith("k8s://") and config["conf"]["spark.sql.shuffle.partitions"] == "4"
         # the driver's service account may manage pods, and nothing else
         sa = f"system:serviceaccount:{namespace}:wordcount-spark"
         assert k.kubectl("auth", "can-i", "create", "pods", "-n", namespace, "--as", sa, check=False).stdout.strip() == "yes"

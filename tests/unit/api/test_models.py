@@ -11,9 +11,9 @@ from tests.manifests import MALFORMED, example, malformed
 def test_examples_parse_with_defaults():
     kind, name, spec = parse_manifest(example("StreamApp"))
     assert (kind, name) == ("StreamApp", "wordcount")
-    assert spec.spark.executors.max == 3 and spec.spark.source.generator.peak_rate == 8000
+    assert spec.spark.executors.max == 2 and spec.spark.source.generator.peak_rate == 6000
     _, _, policy = parse_manifest(example("ElasticityPolicy"))
-    assert policy.scale_down.delay == "2m" and policy.metrics.prometheus.queries.latency_p99.startswith("max(")
+    assert policy.scale_down.delay == "20s" and policy.metrics.prometheus.queries.latency_p99.startswith("max(")
 
 
 def test_defaults_fill_an_empty_policy():
@@ -60,5 +60,5 @@ def test_unknown_field_is_named():
 def test_wire_round_trip_uses_camel_case():
     spec = StreamAppSpec.model_validate(example("StreamApp")["spec"])
     wire = spec.to_wire()
-    assert wire["policyRef"] == {"name": "latency-5s"} and "maxParallelism" in wire["spark"]
+    assert wire["policyRef"] == {"name": "latency-10s"} and "maxParallelism" in wire["spark"]
     assert StreamAppSpec.model_validate(wire) == spec
