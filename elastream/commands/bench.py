@@ -22,6 +22,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     pl.add_argument("--seeds", type=int, default=20, help="random instances per experiment (default 20)")
     pl.add_argument("--seed-base", type=int, default=0, help="first seed (default 0)")
+    pl.add_argument("--experiments", metavar="LIST", help='experiments to run, e.g. "1-3" or "4,7" (default all)')
+    pl.add_argument("--period", choices=["fixed", "random"], default="fixed",
+                    help="load periods: fixed c = 40 (the protocol) or random c ~ U[20, 60] (sensitivity run)")
+    pl.add_argument("--algorithms", metavar="LIST", help="comma-separated algorithms (default: all)")
+    pl.add_argument("--time-limit", type=float, metavar="SECONDS", help="elastream's time budget per instance")
     pl.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     pl.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     pl.set_defaults(handler=_run_placement)
