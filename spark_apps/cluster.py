@@ -8,6 +8,7 @@ process group of its own: stop() ends the group, which also takes the executor J
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -31,6 +32,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def die_with_parent() -> None:
+    """preexec_fn: SIGTERM this child when the process (thread) that started it dies, even by SIGKILL, so a
+    crashed owner leaves no daemon behind (Linux PR_SET_PDEATHSIG; survives the exec into java)."""
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def stop_group(proc: subprocess.Popen, grace: float = 10.0) -> None:
@@ -76,7 +84,9 @@ def group_alive(pgid: int) -> bool:
 
 
 class LocalSparkCluster:
-    """Standalone master + `workers` workers on 127.0.0.1, on free ports, logs and work dirs under `base_dir`."""
+    """Standalone master + `workers` workers on 127.0.0.1, on free ports, logs and work dirs under `base_dir`.
+
+    The daemons get SIGTERM if the thread that called start() dies, so call it from a long-lived thread."""
 
     def __init__(self, workers: int = 2, cores_per_worker: int = 1, memory: str = "1g",
                  base_dir: str | None = None, start_timeout: float = 120.0):
@@ -135,7 +145,8 @@ class LocalSparkCluster:
         cmd = [os.path.join(spark_home(), "bin", "spark-class"), main_class, *args]
         # own process group: stop() can end the daemon and every executor it forked
         self._procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
-                                            start_new_session=True, cwd=self.base_dir))
+                                            start_new_session=True, preexec_fn=die_with_parent,
+                                            cwd=self.base_dir))
         log.close()
 
     def state(self) -> dict:

@@ -150,8 +150,14 @@ class Runner:
     def state(self) -> dict:
         current, target = self.counts()
         return {"current": current, "target": target, "min": self.minimum, "max": self.maximum,
-                "draining": self.execs.draining() if self.execs else 0,
+                "draining": self._draining(),
                 "mode": "in-place" if self.in_place else "restart"}
+
+    def _draining(self) -> int:
+        try:
+            return self.execs.draining() if self.execs else 0
+        except Exception:  # noqa: BLE001 - restarting
+            return 0
 
     def set_target(self, n: int) -> None:
         if self.in_place:
@@ -162,11 +168,16 @@ class Runner:
             self.restart_event.set()
 
     def counts(self) -> tuple[int, int]:
-        if self.execs is not None:
-            return self.execs.current(), self.execs.target
-        if self.spark is None or self.in_place:  # (re)starting
+        """(current, target). While a session is (re)starting there are no executors yet: (0, target)."""
+        execs = self.execs
+        try:
+            if execs is not None:
+                return execs.current(), (execs.target if self.in_place else self.target)
+            if self.spark is None or in_place_possible(self.session_master):
+                return 0, self.target
+            return local_threads(self.session_master), self.target
+        except Exception:  # noqa: BLE001 - the JVM may be going away under a restart
             return 0, self.target
-        return local_threads(self.session_master), self.target
 
     # --- metrics read at scrape time --------------------------------------------------------------------------
     def backlog(self, query: str) -> int | None:
@@ -233,7 +244,8 @@ class Runner:
         self.spark = builder.getOrCreate()
         self.spark.sparkContext.setLogLevel("WARN")
         self.spark.streams.addListener(Listener(self.metrics))
-        if self.in_place:
+        if in_place_possible(self.session_master):
+            # also in restart mode on a cluster master: the extras standalone launches must be trimmed
             self.execs = InPlaceExecutors(self.spark.sparkContext, self.minimum, self.maximum, self.target)
             self.execs.reconcile()
         log.info("session on %s up in %.1fs", self.master(), time.monotonic() - started)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from spark_apps import verify
-from spark_apps.cluster import LocalSparkCluster, free_port, stop_driver
+from spark_apps.cluster import LocalSparkCluster, die_with_parent, free_port, stop_driver
 
 ROOT = Path(__file__).resolve().parents[2]
 # CPU is shared (2 cores): generous limits, but every wait is on a condition
@@ -163,7 +163,8 @@ def _start(tmp: Path, app: str, master: str, args: list[str], checkpoint: Path |
             "--name", name or app, *args]
     with open(log_path, "wb") as log:
         # own process group: a test can kill the driver (Python + its JVM) like a crashed pod
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True,
+                                preexec_fn=die_with_parent)  # a killed pytest leaves no driver behind
     runner = Runner(proc, app, metrics_port, control_port, token, str(checkpoint), str(sink), str(progress),
                     str(log_path), argv)
     try:
