@@ -14,11 +14,12 @@ OPERATOR = str(ROOT / "operator" / "main.py")
 
 
 @contextlib.contextmanager
-def operator_in_process(cluster, namespace: str, *extra: str):
-    """kopf's KopfRunner: the operator in a thread of the test process, watching one namespace."""
+def operator_in_process(cluster, namespace: str, *extra: str, metrics_port: int = 0):
+    """kopf's KopfRunner: the operator in a thread of the test process, watching one namespace.
+    Its /metrics is served on metrics_port (once per process; 0 = not at all)."""
     old = {k: os.environ.get(k) for k in ("KUBECONFIG", "ELASTREAM_METRICS_PORT")}
     os.environ["KUBECONFIG"] = cluster.kubeconfig
-    os.environ["ELASTREAM_METRICS_PORT"] = "0"
+    os.environ["ELASTREAM_METRICS_PORT"] = str(metrics_port)
     try:
         with KopfRunner(["run", "--standalone", "--namespace", namespace, OPERATOR, *extra],
                         timeout=120) as runner:

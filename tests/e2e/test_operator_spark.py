@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from elastream.api.streamapp import StreamAppSpec
 from elastream.local.job import LocalJob
 from elastream.local.manifest import LocalApp
 from spark_apps import verify
-from spark_apps.cluster import stop_group
+from spark_apps.cluster import free_port
 from tests.conftest import ROOT
 from tests.operator_fixtures import OPERATOR, operator_in_process, wait_for
 from tests.prometheus import PrometheusServer
@@ -85,7 +86,8 @@ def executors(job) -> dict:
 
 def test_load_step_scales_out_in_place(crds_installed, ns, job):
     k = crds_installed
-    with operator_in_process(k, ns):
+    port = free_port()
+    with operator_in_process(k, ns, metrics_port=port):
         up = wait_for("a realized scale-out in the StreamApp's history", lambda: next(
             (d for d in app_status(k, ns).get("status", {}).get("history", [])
              if d["action"] == "scaleUp" and d["realized"]), None), timeout=300, every=2)
@@ -98,6 +100,10 @@ def test_load_step_scales_out_in_place(crds_installed, ns, job):
         assert condition(status, "MetricsAvailable")["status"] == "True"
         assert status["observedGeneration"] == app_status(k, ns)["metadata"]["generation"]
         assert app_status(k, ns)["spec"]["replicas"] >= 2  # written through the scale subresource
+        # the operator's own metrics count the decisions and time the rescale
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        assert 'elastream_operator_decisions_total{action="scale",guard=""}' in text
+        assert "elastream_operator_realize_seconds_count" in text
 
 
 def test_prometheus_outage_holds_and_recovers(crds_installed, ns, job, prometheus):
