@@ -48,4 +48,3 @@ class StreamAppStatus(ApiModel):
 class ElasticityPolicyStatus(ApiModel):
     observed_generation: int | None = Field(None, ge=0)
     conditions: list[Condition] = Field(default_factory=list, max_length=len(CONDITION_TYPES))
-    used_by: list[str] = Field(default_factory=list, description="StreamApps that reference this policy")
