@@ -1,7 +1,8 @@
 """`elastream bench elasticity`: every policy on every scenario with fixed seeds, side by side with the oracle.
 
-Writes the table to docs/benchmarks.md (section "elasticity") and, with --json, the results as
-{"scenarios": {SCENARIO: {POLICY: summary}}, "stress_scenarios": {...}, "criteria": {...}}.
+Returns the markdown of the docs section (the CLI, elastream/commands/bench.py, writes it to docs/benchmarks.md;
+this package never imports the operator's) and, with --json, writes the results as
+{"scenarios": {SCENARIO: {POLICY: summary}}, "stress_scenarios": {...}, "criteria": {...}, "configs": {...}}.
 """
 from __future__ import annotations
 
@@ -99,24 +100,53 @@ def markdown(results: dict, stress_results: dict, crit: dict, scenarios: dict[st
     return "\n".join(lines)
 
 
-def bench_main(args) -> int:
+def configs() -> dict[str, dict]:
+    """The configuration each policy runs with in the benchmark: the same PolicyConfig() for every policy —
+    no field set, so each guard is at its default, and a policy's own default applies only where the
+    config leaves a field unset (elastream's confident scale-in delay while `scale_down_delay_s` is unset)."""
+    from elasticity.config import PolicyConfig
+
+    cfg = PolicyConfig()
+    return {pol: cfg.model_copy(update={"algorithm": pol if pol != "oracle" else "static"}).model_dump()
+            for pol in POLICIES}
+
+
+def config_markdown() -> str:
+    cfg = configs()["elastream"]
+    guards = (f"stabilization {cfg['stabilization_window_s']:.0f} s, scale-down delay unset (600 s; elastream "
+              f"{cfg['elastream_confident_scale_down_delay_s']:.0f} s for a scale-in its forecast is confident in), "
+              f"at most {cfg['max_rescales_per_hour']} rescales per hour, evaluation every "
+              f"{cfg['evaluation_interval_s']:.0f} s, latency target {cfg['latency_target_s']:g} s (p99)")
+    return ("Every policy runs with the same `PolicyConfig()` (nothing set; one config for all scenarios): "
+            f"{guards}; ds2/hpa/mestream: target utilization {cfg['target_utilization']:g}; elastream: ceiling "
+            f"{cfg['elastream_max_utilization']:g} (adaptive), noise headroom z = {cfg['elastream_noise_z']:g}, "
+            f"burst coverage {cfg['elastream_burst_coverage']:g}, hysteresis {cfg['elastream_hysteresis']:g}, "
+            f"min saving {cfg['elastream_min_saving']:g}, trend horizon × {cfg['elastream_trend_horizon_factor']:g}, "
+            "capacity regression on. A scale-down delay set by the user applies to every policy alike.")
+
+
+def run_benchmark(progress=None) -> tuple[dict, dict, dict, str]:
+    """Run everything; returns (results, stress results, criteria, markdown of the docs section)."""
     t0 = time.perf_counter()
     scenarios = builtin()
     extra = stress()
-    say = lambda m: print(m, flush=True)  # noqa: E731
-    results = run_all(scenarios, progress=say)
-    stress_results = run_all(extra, progress=say)
+    results = run_all(scenarios, progress=progress)
+    stress_results = run_all(extra, progress=progress)
     crit = criteria(results)
     elapsed = time.perf_counter() - t0
     md = markdown(results, stress_results, crit, {**scenarios, **extra}, elapsed)
+    return results, stress_results, crit, md
+
+
+def bench_main(args) -> int:
+    """Print the tables and write --json; returns the markdown for the caller to put in the docs (the CLI
+    does that: the core never imports the operator's packages)."""
+    say = lambda m: print(m, flush=True)  # noqa: E731
+    results, stress_results, crit, md = run_benchmark(progress=say)
     print()
     print(md)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps({"scenarios": results, "stress_scenarios": stress_results,
-                                               "criteria": crit}, indent=2) + "\n")
-    if not getattr(args, "no_docs", False):
-        from elastream.benchdoc import write_section  # the CLI's helper; imported only here, never by the core
-
-        path = write_section("elasticity", md)
-        print(f"\nwrote the 'elasticity' section of {path}")
+                                               "criteria": crit, "configs": configs()}, indent=2) + "\n")
+    args.markdown = md
     return 0

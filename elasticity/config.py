@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 ALGORITHMS = ("elastream", "ds2", "mestream", "hpa", "static")
+DEFAULT_SCALE_DOWN_DELAY_S = 600.0
 
 
 class PolicyConfig(BaseModel):
@@ -38,7 +39,10 @@ class PolicyConfig(BaseModel):
     scale_down_max_step: int | None = Field(None, ge=1)
     max_scale_down_factor: float = Field(0.6, gt=0, le=1)  # ds2/elastream: one step removes at most 60 %
     stabilization_window_s: float = Field(300.0, ge=0)  # no new rescale this long after the last one
-    scale_down_delay_s: float = Field(600.0, ge=0)  # scale-down only once wanted this long without a break
+    # scale-down only once wanted this long without a break. None = the policy's default: 600 s, except that
+    # elastream may propose `elastream_confident_scale_down_delay_s` for a scale-in its forecast is confident in.
+    # A value set here applies to every policy alike.
+    scale_down_delay_s: float | None = Field(None, ge=0)
     max_rescales_per_hour: int = Field(6, ge=0)
     backlog_tolerance_s: float | None = Field(None, ge=0)  # catching up = backlog > this many seconds of input
     ineffective_scale_up_threshold: float = Field(0.1, ge=0, le=1)  # gain < 10 % of expected = ineffective
@@ -60,11 +64,23 @@ class PolicyConfig(BaseModel):
     mestream_min_training_points: int = Field(3, ge=2)
 
     # --- elastream ------------------------------------------------------------------------------------
-    elastream_max_utilization: float = Field(0.9, gt=0, le=1)  # planning ceiling after noise headroom
+    elastream_max_utilization: float = Field(0.95, gt=0, le=1)  # planning ceiling after noise headroom
     elastream_noise_z: float = Field(2.0, ge=0)  # headroom = z × std of the rate residuals
     elastream_forecast: bool = True
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
-    elastream_min_saving: float = Field(0.1, ge=0, lt=1)  # scale down only to save ≥ this share of instances
+    elastream_min_saving: float = Field(0.07, ge=0, lt=1)  # scale down only to save ≥ this share of instances
+    elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
+    elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
+    # a scale-in is "confident" when the forecast has enough points, no upward trend and the lower parallelism
+    # carries the forecast's upper band; it then waits this long instead of the default scale-down delay
+    # (only while scale_down_delay_s is unset)
+    elastream_confident_scale_down_delay_s: float = Field(120.0, ge=0)
+    # a downstream stage carries at least this share of what its upstream stages can emit at full speed
+    # (the catch-up burst after a pause or a queue at the source), so overload queues at the cheap source
+    elastream_burst_coverage: float = Field(1.05, ge=0, le=2)
+    # per-instance capacity by regression of busy fraction on per-instance processed rate (intercept = fixed
+    # per-batch overhead): robust to micro-batch engines whose busy fraction does not fall with the load
+    elastream_capacity_regression: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":
@@ -82,6 +98,11 @@ class PolicyConfig(BaseModel):
     @property
     def effective_stale_after_s(self) -> float:
         return self.stale_after_s if self.stale_after_s is not None else 2.0 * self.evaluation_interval_s
+
+    @property
+    def effective_scale_down_delay_s(self) -> float:
+        """The scale-down delay every policy gets when nothing more specific applies."""
+        return self.scale_down_delay_s if self.scale_down_delay_s is not None else DEFAULT_SCALE_DOWN_DELAY_S
 
     @property
     def effective_backlog_tolerance_s(self) -> float:

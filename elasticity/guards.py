@@ -6,7 +6,8 @@
 4. ineffective scale-up: no scale-up of a stage whose last scale-up did not raise its true rate
 5. backlog: no scale-down while a backlog is being caught up
 6. scale-down delay: a scale-down happens only once the job has wanted one (of any stage) without a break for
-   scale_down_delay_s; then every stage that wants one goes down in the same rescale
+   scale_down_delay_s; then every stage that wants one goes down in the same rescale. Unset, it is 600 s, or
+   what the policy's proposal asks for (elastream, for a scale-in its forecast is confident in)
 7. stabilization: no rescale within stabilization_window_s of the last one
 8. rate limit: at most max_rescales_per_hour realized rescales in any hour
 9. advisor mode: decide, never realize
@@ -49,6 +50,16 @@ def backlog_catching_up(obs: JobObservation, cfg: PolicyConfig) -> tuple[bool, f
     rate = obs.source_rate()
     seconds = backlog / rate if rate > 0 else (math.inf if backlog > 0 else 0.0)
     return seconds > cfg.effective_backlog_tolerance_s, backlog, seconds
+
+
+def scale_down_delay(proposal: Proposal, cfg: PolicyConfig) -> float:
+    """The configured delay if the user set one (it applies to every policy alike), else the policy's own
+    proposal (elastream's confident scale-in), else the default."""
+    if cfg.scale_down_delay_s is not None:
+        return cfg.scale_down_delay_s
+    if proposal.scale_down_delay_s is not None:
+        return proposal.scale_down_delay_s
+    return cfg.effective_scale_down_delay_s
 
 
 def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState, cfg: PolicyConfig,
@@ -106,9 +117,10 @@ def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState
             targets[name] = current[name]
     else:
         since = state.scale_down_since.setdefault(JOB, now)
-        if now - since < cfg.scale_down_delay_s:
+        delay = scale_down_delay(proposal, cfg)
+        if now - since < delay:
             blocks.append(("scale_down_delay", f"hold: scale-down of {', '.join(downs)} wanted for "
-                           f"{now - since:.0f}s of {cfg.scale_down_delay_s:.0f}s delay"))
+                           f"{now - since:.0f}s of {delay:.0f}s delay"))
             for name in downs:
                 targets[name] = current[name]
 

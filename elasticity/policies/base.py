@@ -28,6 +28,8 @@ class Proposal:
     reason: str
     inputs: dict[str, float] = field(default_factory=dict)
     hold: bool = False
+    # the scale-down delay the policy asks for (used only while PolicyConfig.scale_down_delay_s is unset)
+    scale_down_delay_s: float | None = None
 
 
 class Policy(Protocol):

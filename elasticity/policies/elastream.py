@@ -91,31 +91,117 @@ class RateForecast:
         return max(level + max(self.slope_, 0.0) * horizon_s, 0.0) + z * self.noise_
 
 
+def capacity_fit(x, y) -> tuple[float, float] | None:
+    """busy = a + b × (processed records/s per instance), fitted robustly (Theil-Sen). Returns (a, b) or None
+    when the points do not spread enough along x to separate a fixed cost from a per-record cost."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    if len(x) < 6:
+        return None
+    med = float(np.median(x))
+    if med <= 0 or (np.percentile(x, 90) - np.percentile(x, 10)) < 0.15 * med:
+        return None
+    b, a = theil_sen(x, y)
+    if b <= 0:
+        return None
+    return a, b
+
+
+class CapacityEstimate:
+    """Records/s one instance of a stage carries at 100 % busy, and how it was found.
+
+    * ds2: median over the window of processing rate / busy fraction / parallelism — right when the busy
+      fraction is proportional to the load (record-at-a-time engines);
+    * regression: busy = a + b·x on (per-instance processed rate x, busy fraction) from the history. a is the
+      share of each trigger spent on fixed per-batch work (micro-batch engines: scheduling, planning, commit),
+      b the cost of one record, so one instance carries (1 − a)/b. Used when the intercept is material
+      (a ≥ 0.05) and the points spread enough along x; DS2's estimate x/(a + b·x) < (1 − a)/b is then biased low;
+    * floor: the highest per-instance rate the stage actually sustained while running flat out (a queue and
+      busy ≥ 90 %) — what was done can be done."""
+
+    def __init__(self, value: float, method: str, overhead: float | None = None) -> None:
+        self.value = value
+        self.method = method
+        self.overhead = overhead
+
+
+def estimate_capacity(points: list[list[float]], current_p: int, fallback: float, regression: bool = True
+                      ) -> CapacityEstimate:
+    """points: [t, x = processed/p, busy, p, eff, flat_out] of usable scrapes (oldest first)."""
+    same = [q for q in points if int(q[3]) == current_p and q[2] >= 0.2 and q[1] > 0]
+    if same:
+        ds2 = float(np.median([q[1] / q[2] for q in same]))
+    else:
+        ds2 = fallback
+    est = CapacityEstimate(ds2, "ds2")
+    if regression:
+        use = [q for q in points if q[2] > 0 and q[1] > 0]
+        fit = capacity_fit([q[1] for q in use], [q[2] for q in use])
+        if fit is not None:
+            a, b = fit
+            if 0.05 <= a < 0.95:
+                reg = (1.0 - a) / b
+                if reg > est.value:
+                    est = CapacityEstimate(reg, "regression", a)
+    flat = [q[1] * q[3] / q[4] for q in points if q[5] and q[4] > 0]
+    if flat and max(flat) > est.value:
+        est = CapacityEstimate(max(flat), "floor", est.overhead)
+    return est
+
+
 class ElastreamPolicy:
     name = "elastream"
     required_metrics = ("input_rate", "processing_rate", "utilization")
+    MAX_POINTS = 60
+    MIN_FORECAST_POINTS = 6
 
-    def _per_instance_rates(self, ctx: PolicyContext) -> dict[str, float]:
-        obs = ctx.observation
+    # --- capacity -------------------------------------------------------------------------------------------
+    def _capacities(self, ctx: PolicyContext) -> dict[str, CapacityEstimate]:
+        cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
+        pts_mem: dict[str, list] = mem.setdefault("capacity_points", {})
+        settle = cfg.evaluation_interval_s * 2.0  # scrapes that saw the pause or the warm-up are left out
+        fresh = ctx.last_rescale_at is None or obs.timestamp > ctx.last_rescale_at + settle
         out = {}
         for s in obs.stages:
-            samples = []
-            for o in ctx.history:
-                if ctx.last_rescale_at is not None and o.timestamp <= ctx.last_rescale_at + ctx.config.evaluation_interval_s:
-                    continue  # scrapes that saw the pause or warm-up understate the rate
-                try:
-                    h = o.stage(s.name)
-                except KeyError:
-                    continue
-                if h.parallelism != s.parallelism or (h.utilization() or 0) < 0.2:
-                    continue
-                tr = h.true_processing_rate()
-                if tr:
-                    samples.append(tr / int(h.parallelism))
-            if not samples:
-                samples = [(s.true_processing_rate() or 0.0) / int(s.parallelism)]
-            out[s.name] = float(np.median(samples))
+            p = int(s.parallelism)
+            pts = [q for q in pts_mem.get(s.name, []) if q[0] < obs.timestamp]
+            u = s.utilization()
+            if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
+                eff = effective_parallelism(p, s.max_parallelism)
+                flat = float(s.backlog or 0) > float(s.input_rate or 0) * 1.0 and u >= 0.9
+                pts.append([obs.timestamp, float(s.processing_rate) / p, u, p, eff, 1.0 if flat else 0.0])
+            pts = pts[-self.MAX_POINTS:]
+            pts_mem[s.name] = pts
+            fallback = (s.true_processing_rate() or 0.0) / p
+            out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression)
         return out
+
+    # --- planning -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _plan(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float,
+              lo_of, hi_of, floor_of=None, restart: float = 0.0) -> dict[str, int]:
+        """The least parallelism per stage (topological order) that carries its planned rate at u_max plus
+        its backlog within the catch-up duration, and at least `elastream_burst_coverage` of what its upstream
+        stages can emit at full speed with their planned parallelism."""
+        plan: dict[str, int] = {}
+        full_out: dict[str, float] = {}  # records/s a stage emits at full speed with its planned parallelism
+        for s in obs.stages:
+            K = s.max_parallelism
+            m = caps[s.name].value
+            need = (rates[s.name].target_input_rate * (1.0 + restart) / u_max
+                    + float(s.backlog or 0) / cfg.catch_up_duration_s)
+            ups = [u for u in s.upstream if u in full_out]
+            if ups and cfg.elastream_burst_coverage > 0:
+                need = max(need, cfg.elastream_burst_coverage * sum(full_out[u] for u in ups))
+            lo, hi = lo_of(s), hi_of(s)
+            if floor_of is not None:
+                lo = max(lo, min(floor_of(s), hi))
+            p = least_parallelism(need, m, K, lo, hi) if m > 0 else int(s.parallelism)
+            plan[s.name] = p
+            # the most it can emit: its capacity, or what its upstream stages can push through it if less
+            most_in = sum(full_out[u] for u in ups) if ups else math.inf
+            full_out[s.name] = min(m * effective_parallelism(p, K), most_in) * rates[s.name].selectivity
+        return plan
 
     def propose(self, ctx: PolicyContext) -> Proposal:
         cfg = ctx.config
@@ -142,85 +228,102 @@ class ElastreamPolicy:
         for src in obs.sources():
             pts = [(t, r[src.name]) for t, r in rates if src.name in r]
             forecasts[src.name] = RateForecast().fit([t for t, _ in pts], [y for _, y in pts], ctx.now)
-        # an up-step should last until the next rescale the guards allow anyway
+        # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s,
                    3600.0 / max(cfg.max_rescales_per_hour, 1))
-        h_down = h_up + cfg.scale_down_delay_s
+        h_down = h_up
         z = cfg.elastream_noise_z
         use_fc = cfg.elastream_forecast
 
-        def plan(h: float, optimistic: bool) -> dict[str, float]:
+        def fc_rates(h: float, optimistic: bool) -> dict[str, float]:
             return {n: fc.peak(h if use_fc else 0.0, z, optimistic) for n, fc in forecasts.items()}
 
-        up_rates = {r.name: r for r in target_rates(obs, plan(h_up, False))}
-        down_rates = {r.name: r for r in target_rates(obs, plan(h_down, True))}
+        # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
+        h_size = h_up * cfg.elastream_trend_horizon_factor
+        up_rates = {r.name: r for r in target_rates(obs, fc_rates(h_up, False))}
+        size_rates = {r.name: r for r in target_rates(obs, fc_rates(h_size, False))}
+        down_rates = {r.name: r for r in target_rates(obs, fc_rates(h_down, True))}
+        safe_rates = {r.name: r for r in target_rates(obs, fc_rates(h_down, False))}
         now_rates = {r.name: r for r in target_rates(obs)}
-        mu = self._per_instance_rates(ctx)
+        caps = self._capacities(ctx)
+        current = obs.parallelism
 
-        targets, inputs, parts = {}, {"u_max": round(u_max, 4)}, []
+        inputs = {"u_max": round(u_max, 4)}
         for name, fc in forecasts.items():
             inputs[f"{name}.rate_level"] = round(fc.recent_, 3)
             inputs[f"{name}.rate_slope"] = round(fc.slope_, 5)
             inputs[f"{name}.rate_noise"] = round(fc.noise_, 3)
-        plans = {}
-        triggered = False
+        hot_stages = []
         for s in obs.stages:
-            p = int(s.parallelism)
-            K = s.max_parallelism
-            m = mu[s.name]
-            up, cur = up_rates[s.name], now_rates[s.name]
-            catch = s.backlog / cfg.catch_up_duration_s
-            restart = up.target_input_rate * cfg.restart_time_s / cfg.catch_up_duration_s
-            cap_now = m * effective_parallelism(p, K)
-            need_up = up.target_input_rate + catch
-            hot = m > 0 and (need_up > u_up * cap_now or (
-                s.backlog > cur.target_input_rate * cfg.effective_backlog_tolerance_s
-                and catch > (1.0 - u_max) * cap_now))
-            triggered |= hot
-            plans[s.name] = (p, K, m, cap_now, need_up, restart, hot)
-            inputs[f"{s.name}.per_instance_rate"] = round(m, 3)
+            p, K, c = int(s.parallelism), s.max_parallelism, caps[s.name]
+            cap_now = c.value * effective_parallelism(p, K)
+            need_up = up_rates[s.name].target_input_rate + s.backlog / cfg.catch_up_duration_s
+            hot = c.value > 0 and (need_up > u_up * cap_now or (
+                s.backlog > now_rates[s.name].target_input_rate * cfg.effective_backlog_tolerance_s
+                and s.backlog / cfg.catch_up_duration_s > (1.0 - u_max) * cap_now))
+            if hot:
+                hot_stages.append(s.name)
+            inputs[f"{s.name}.per_instance_rate"] = round(c.value, 3)
             inputs[f"{s.name}.capacity"] = round(cap_now, 3)
-            inputs[f"{s.name}.planned_rate"] = round(up.target_input_rate, 3)
+            inputs[f"{s.name}.planned_rate"] = round(up_rates[s.name].target_input_rate, 3)
             inputs[f"{s.name}.backlog"] = round(s.backlog, 1)
-        for s in obs.stages:
-            p, K, m, cap_now, need_up, restart, hot = plans[s.name]
-            hi = stage_bound(K, cfg)
-            lo = cfg.min_parallelism
-            new = p
-            if triggered and m > 0:
-                # one step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)
-                new = max(p, least_parallelism(need_up / u_max + restart, m, K, p, hi))
+            if c.overhead is not None:
+                inputs[f"{s.name}.batch_overhead_fraction"] = round(c.overhead, 4)
+
+        lo_of = lambda s: cfg.min_parallelism  # noqa: E731
+        hi_of = lambda s: stage_bound(s.max_parallelism, cfg)  # noqa: E731
+        targets = dict(current)
+        parts: list[str] = []
+        delay = None
+        if hot_stages:
+            # one step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)
+            plan = self._plan(obs, size_rates, caps, cfg, u_max, lo_of, hi_of, floor_of=lambda s: int(s.parallelism))
+            for s in obs.stages:
+                p, new = int(s.parallelism), plan[s.name]
+                targets[s.name] = new
                 if new > p:
                     back = f" + backlog {fmt_count(s.backlog)}" if s.backlog > 0 else ""
-                    why = "" if hot else " (with the others)"
+                    why = "" if s.name in hot_stages else " (with the others)"
+                    cap_now = caps[s.name].value * effective_parallelism(p, s.max_parallelism)
                     parts.append(f"scale out {s.name} {p}→{new}{why}: capacity {fmt_rate(cap_now)} at "
-                                 f"{u_up:.0%} cannot carry {fmt_rate(up_rates[s.name].target_input_rate)} expected "
-                                 f"within {h_up:.0f}s{back}")
-            elif m > 0 and caught_up:
-                down = down_rates[s.name]
-                keep = max(down.target_input_rate, up_rates[s.name].target_input_rate if not use_fc else 0.0)
-                keep *= 1.0 + cfg.restart_time_s / cfg.catch_up_duration_s
-                cand = least_parallelism(keep / u_max, m, K, lo, p)
-                if cand < p and (p - cand) >= max(1.0, cfg.elastream_min_saving * p):
-                    new = cand
-                    parts.append(f"scale in {s.name} {p}→{new}: {fmt_rate(down.target_input_rate)} expected "
-                                 f"within {h_down:.0f}s needs {new} at {u_max:.0%} of "
-                                 f"{fmt_rate(m)}/instance")
-            targets[s.name] = max(lo, min(new, hi))
+                                 f"{u_up:.0%} cannot carry {fmt_rate(up_rates[s.name].target_input_rate)} "
+                                 f"expected within {h_up:.0f}s{back}")
+        elif caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in forecasts.values()):
+            # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend
+            # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
+            u_in = u_max - cfg.elastream_hysteresis
+            plan = self._plan(obs, down_rates, caps, cfg, u_in, lo_of, lambda s: int(s.parallelism))
+            saved = sum(current[n] - plan[n] for n in plan)
+            if saved >= max(1.0, cfg.elastream_min_saving * sum(current.values())):
+                targets = plan
+                for s in obs.stages:
+                    p, new = int(s.parallelism), plan[s.name]
+                    if new < p:
+                        parts.append(f"scale in {s.name} {p}→{new}: {fmt_rate(down_rates[s.name].target_input_rate)}"
+                                     f" expected within {h_down:.0f}s needs {new} at {u_in:.0%} of "
+                                     f"{fmt_rate(caps[s.name].value)}/instance")
+                # confident: an established forecast with no upward trend, and the smaller job also carries the
+                # pessimistic forecast (the last scrape, its noise band, any trend)
+                safe = self._plan(obs, safe_rates, caps, cfg, u_in, lo_of, lambda s: int(s.parallelism))
+                established = all(fc.slope_ <= 0 for fc in forecasts.values())
+                if established and all(safe[n] <= plan[n] for n in plan):
+                    delay = cfg.elastream_confident_scale_down_delay_s
+                    inputs["confident_scale_in"] = 1.0
 
-        if cfg.effective_detector == "regression" and not any(targets[n] > obs.parallelism[n] for n in targets):
+        if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             from elasticity.policies.mestream import MeStreamPolicy
 
             ms = MeStreamPolicy().propose(ctx)
-            if not ms.hold and any(ms.targets[n] > obs.parallelism[n] for n in ms.targets):
+            if not ms.hold and any(ms.targets[n] > current[n] for n in ms.targets):
                 worst = max(ms.targets, key=lambda n: ms.inputs.get(f"{n}.bottleneck_level", 0.0))
-                p = obs.parallelism[worst]
-                targets = dict(obs.parallelism)
+                p = current[worst]
+                targets = dict(current)
                 targets[worst] = min(p + 1, stage_bound(obs.stage(worst).max_parallelism, cfg))
                 inputs.update(ms.inputs)
                 parts = [f"scale out {worst} {p}→{targets[worst]}: recurring latency bottleneck ({ms.reason})"]
+                delay = None
 
         if not parts:
             return Proposal(targets, f"steady: planned load within {u_up:.0%} of capacity; no scale-in saves "
                             f"{cfg.elastream_min_saving:.0%}", inputs)
-        return Proposal(targets, "; ".join(parts), inputs)
+        return Proposal(targets, "; ".join(parts), inputs, scale_down_delay_s=delay)

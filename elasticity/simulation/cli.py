@@ -32,8 +32,8 @@ def simulate_main(args) -> int:
         scenario = get_scenario(args.scenario)
     else:
         raise InputError("give --scenario NAME or --trace FILE.csv")
-    seed = getattr(args, "seed", None)
-    result = run(scenario, policy, seed=seed if seed else None)
+    seed = getattr(args, "seed", None)  # None = the scenario's fixed seed; 0 is a seed like any other
+    result = run(scenario, policy, seed=seed)
     summary = {k: result.summary[k] for k in KEYS}
     print(format_summary(summary, scenario.name, policy))
     if getattr(args, "json", None):

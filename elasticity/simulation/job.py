@@ -7,10 +7,17 @@ holds ceil(K/p) of the K key groups (the stage's max parallelism), so unaligned 
 
 Latency of a stage = base latency + backlog drain time (queue / capacity, plus what remains of a pause) + the
 M/M/1 sojourn of the busiest instance at utilization ρ: mean 1/(μ(1−ρ)), p50 ln2/(μ(1−ρ)), p99 ln100/(μ(1−ρ));
-end-to-end figures add the stages. A rescale pauses the whole job for `rescale_pause_s` (1 s by default: the
+end-to-end figures add the stages, plus what remains of a pause once (a stop-the-world pause delays a record
+once, not once per stage it will traverse). A rescale pauses the whole job for `rescale_pause_s` (1 s by default: the
 operator rescales in place — Spark executors join or leave a running application; a Storm rebalance is slower,
 see the `storm-rebalance` stress scenario), then the *added* instances ramp linearly from `warmup_capacity` to
 full speed over `warmup_s` (JIT, caches, state loading).
+
+Micro-batch engines (Spark Structured Streaming): a stage with `trigger_interval_s` set runs one batch per
+trigger whose duration is a FIXED overhead `batch_overhead_s` (scheduling, planning, commit) plus the records'
+processing time. Its capacity is μ × eff × (1 − overhead/trigger) and its reported busy fraction is
+batch duration / trigger = overhead/trigger + processed / (μ × p): it does not fall in proportion to the load,
+so DS2's "true processing rate = processing rate / busy fraction" underestimates what the stage can do.
 """
 from __future__ import annotations
 
@@ -33,6 +40,20 @@ class StageSpec:
     selectivity: float = 1.0
     base_latency_s: float = 0.05
     initial_parallelism: int = 1
+    trigger_interval_s: float | None = None  # micro-batch engine: one batch per trigger
+    batch_overhead_s: float = 0.0  # fixed cost of every batch (micro-batch engines)
+
+    @property
+    def overhead_fraction(self) -> float:
+        """Share of the time a micro-batch stage spends on per-batch overhead (0 for a record-at-a-time stage)."""
+        if not self.trigger_interval_s:
+            return 0.0
+        return min(max(self.batch_overhead_s / self.trigger_interval_s, 0.0), 0.95)
+
+    @property
+    def capacity_per_instance(self) -> float:
+        """Records/s one instance carries at 100 % busy (after the per-batch overhead)."""
+        return self.service_rate * (1.0 - self.overhead_fraction)
 
 
 @dataclass
@@ -71,6 +92,7 @@ class SimulatedJob:
         S = len(spec.stages)
         self.S = S
         self.mu = [s.service_rate for s in spec.stages]
+        self.ovh = [s.overhead_fraction for s in spec.stages]
         self.K = [s.key_groups for s in spec.stages]
         self.sel = [s.selectivity for s in spec.stages]
         self.base = [s.base_latency_s for s in spec.stages]
@@ -119,7 +141,7 @@ class SimulatedJob:
         rest = max(self.pause_until - t, 0.0)
         noise = self.cap_noise[k]
         for i in range(self.S):
-            mu = self.mu[i]
+            mu = self.mu[i] * (1.0 - self.ovh[i])  # records/s of one instance after the per-batch overhead
             nominal = mu * self.eff[i]
             cap = 0.0 if paused else nominal * noise[i] * warm[i]
             q = self.Q[i] + inflow * dt
@@ -128,20 +150,20 @@ class SimulatedJob:
             self.Q[i] = q
             rate_done = done / dt
             self._inflow[k, i] = inflow
-            self._full[k, i] = 0.0 if paused else mu * self.p[i] * noise[i] * warm[i]
+            self._full[k, i] = 0.0 if paused else self.mu[i] * self.p[i] * noise[i] * warm[i]
             self.tl.processed[k, i] = rate_done
             self.tl.backlog[k, i] = q
             self.tl.parallelism[k, i] = self.p[i]
             rho = min(inflow / (cap if cap > 0 else nominal), 0.99) if nominal > 0 else 0.99
-            drain = q / nominal + rest if nominal > 0 else rest
+            drain = q / nominal if nominal > 0 else 0.0
             soj = 1.0 / (mu * (1.0 - rho))
             lm += self.base[i] + drain + soj
             l50 += self.base[i] + drain + LN2 * soj
             l99 += self.base[i] + drain + LN100 * soj
             inflow = rate_done * self.sel[i]
-        self.tl.latency_mean[k] = lm
-        self.tl.latency_p50[k] = l50
-        self.tl.latency_p99[k] = l99
+        self.tl.latency_mean[k] = lm + rest
+        self.tl.latency_p50[k] = l50 + rest
+        self.tl.latency_p99[k] = l99 + rest
         self.k += 1
 
     def set_parallelism(self, targets: dict[str, int]) -> bool:
@@ -173,12 +195,16 @@ class SimulatedJob:
             proc = self.tl.processed[a:b, i]
             live = full > 0
             busy = float(proc[live].sum() / full[live].sum()) if live.any() and full[live].sum() > 0 else None
+            if busy is not None and self.ovh[i] > 0:  # micro-batch: batch duration / trigger interval
+                busy = min(self.ovh[i] + busy, 1.0)
             pr = float(proc[live].mean()) if live.any() else 0.0
             src_rate = float(self.tl.arrivals[a:b].mean()) if i == 0 else float(self._inflow[a:b, i].mean())
+            trig = s.trigger_interval_s if self.ovh[i] > 0 else None
             stages.append(StageMetrics(
                 name=s.name, parallelism=self.p[i], input_rate=src_rate, processing_rate=pr,
                 busy_fraction=busy, backlog=float(self.Q[i]), max_parallelism=s.key_groups,
                 output_rate=pr * s.selectivity, upstream=(prev,) if prev else (),
+                batch_duration_s=busy * trig if trig and busy is not None else None, trigger_interval_s=trig,
             ))
             prev = s.name
         return JobObservation(

@@ -31,7 +31,9 @@ class Oracle:
         S = len(spec.stages)
         budget = max(0.8 * L - sum(s.base_latency_s for s in spec.stages), 0.1 * L) / S
         margin = 1.0 + 2.0 * spec.capacity_noise
-        self.rho = [min(0.98, max(0.5, 1.0 - LN100 / (s.service_rate * budget))) / margin for s in spec.stages]
+        # the job's own capacity model: a micro-batch stage loses its per-batch overhead
+        self.rho = [min(0.98, max(0.5, 1.0 - LN100 / (s.capacity_per_instance * budget))) / margin
+                    for s in spec.stages]
         self.scale = []  # stage input per job input record
         f = 1.0
         for s in spec.stages:
@@ -41,7 +43,8 @@ class Oracle:
         self.caps = []  # capacity table per stage: caps[i][p] for p in 0..max
         for s in spec.stages:
             top = min(max_parallelism, s.key_groups)
-            self.caps.append(np.array([s.service_rate * effective_parallelism(p, s.key_groups) for p in range(top + 1)]))
+            self.caps.append(np.array([s.capacity_per_instance * effective_parallelism(p, s.key_groups)
+                                       for p in range(top + 1)]))
         self.min_p = min_parallelism
 
     def targets(self, k: int) -> dict[str, int]:

@@ -28,6 +28,16 @@ def default_job(first_rate: float, name: str = "wordcount", pause_s: float = 1.0
     return JobSpec(name=name, stages=stages, rescale_pause_s=pause_s)
 
 
+def microbatch_job(first_rate: float, name: str = "spark-microbatch") -> JobSpec:
+    """A Spark Structured Streaming job as the operator sees it: one stage named "executors" whose batches
+    (1 s trigger) cost a fixed 0.5 s plus 2 ms per record per executor: 250 records/s per executor, while the
+    busy fraction (batch duration / trigger) never falls below 50 %. Sized at 70 % of its true capacity."""
+    st = StageSpec("executors", service_rate=500.0, key_groups=64, base_latency_s=1.0,
+                   trigger_interval_s=1.0, batch_overhead_s=0.5)
+    st.initial_parallelism = max(1, math.ceil(first_rate / (st.capacity_per_instance * 0.7)))
+    return JobSpec(name=name, stages=[st])
+
+
 @dataclass
 class Scenario:
     name: str
@@ -69,6 +79,10 @@ def builtin() -> dict[str, Scenario]:
         "ramp": Scenario("ramp", "1,000 → 5,000 records/s over 2 h, 1 h plateau, back over 2 h; 5 h", 5 * h,
                          L.ramp([(0, 1000), (10 * 60, 1000), (130 * 60, 5000), (190 * 60, 5000),
                                  (290 * 60, 1000)]), seed=15),
+        "microbatch": Scenario("microbatch", "a Spark-like micro-batch job (one stage, 1 s trigger, 0.5 s fixed "
+                               "cost per batch): 3,000 → 1,000 → 3,000 records/s (period 4 h); 4 h", 4 * h,
+                               L.sinusoid(2000, 1000, 4 * h, phase=math.pi / 2), seed=16,
+                               job=microbatch_job(3000)),
     }
 
 

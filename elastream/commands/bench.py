@@ -35,7 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _run_elasticity(args: argparse.Namespace) -> int:
     from elasticity.benchmark import bench_main
 
-    return bench_main(args)
+    rc = bench_main(args)
+    if rc == 0 and not getattr(args, "no_docs", False):
+        from elastream.benchdoc import write_section
+
+        path = write_section("elasticity", args.markdown)
+        print(f"\nwrote the 'elasticity' section of {path}")
+    return rc
 
 
 def _run_placement(args: argparse.Namespace) -> int:

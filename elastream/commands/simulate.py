@@ -12,10 +12,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "driven by an elasticity policy; print a summary and optionally write JSON and a timeline PNG.",
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--scenario", help="a built-in load scenario (see --list-scenarios in the output of a bad name)")
+    src.add_argument("--scenario", help="a built-in load scenario (an unknown name lists the valid ones)")
     src.add_argument("--trace", metavar="FILE.csv", help="a CSV load trace with header time,rate")
     p.add_argument("--policy", default="elastream", help="static | hpa | ds2 | mestream | elastream | oracle")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the simulated noise")
+    p.add_argument("--seed", type=int, default=None,
+                   help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--json", metavar="FILE", help="write the summary as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
     p.set_defaults(handler=run)
