@@ -59,10 +59,11 @@ def markdown(results: dict, stress_results: dict, crit: dict, scenarios: dict[st
         "",
         f"Made by `{COMMAND}` on {today} ({elapsed_s:.0f} s). The simulated job is source → enrich → aggregate "
         "(400, 150, 100 records/s per instance; selectivity 1, 0.5, 0.1; 360 key groups each), rescaled in "
-        "place (1 s pause, added instances warm up over 30 s), metrics every 30 s, latency target 5 s (p99), "
-        "default `PolicyConfig` for every policy (stabilization 300 s, scale-down delay 600 s, at most 6 rescales "
-        "per hour). Fixed seeds. The oracle knows the future and rescales for free at every step: the least "
-        "parallelism that meets the target (see docs/elasticity.md). `× oracle` is executor-seconds over the oracle's.",
+        "place (1 s pause, added instances warm up over 30 s), metrics every 30 s, latency target 5 s (p99); "
+        "the `microbatch` scenario is a one-stage Spark-like job whose batches cost a fixed 0.5 s per 1 s "
+        "trigger. " + config_markdown() + " Fixed seeds. The oracle knows the future and rescales for free at "
+        "every step: the least parallelism that meets the target with its conservative latency budget "
+        "(see docs/elasticity.md). `× oracle` is executor-seconds over the oracle's.",
         "",
     ]
 
