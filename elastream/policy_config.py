@@ -36,7 +36,7 @@ def to_policy_config(policy: ElasticityPolicySpec, app: StreamAppSpec) -> Policy
         scale_up_max_step=policy.scale_up.max_step,
         scale_down_max_step=policy.scale_down.max_step,
         stabilization_window_s=parse_duration(policy.stabilization_window),
-        scale_down_delay_s=parse_duration(policy.scale_down.delay),
+        scale_down_delay_s=parse_duration(policy.scale_down.delay) if policy.scale_down.delay else None,
         max_rescales_per_hour=policy.max_rescales_per_hour,
         catch_up_duration_s=parse_duration(policy.catch_up_duration),
         phi=policy.mestream.phi,

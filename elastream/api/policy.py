@@ -52,7 +52,9 @@ class StepLimit(ApiModel):
 
 
 class ScaleDown(StepLimit):
-    delay: Duration = Field("10m", description="scale down only after it has been wanted this long")
+    delay: Duration | None = Field(
+        None, description="scale down only after it has been wanted this long (unset: 10m, or 2m when the "
+        "elastream policy's forecast is confident the lower load will hold)")
 
 
 class Bounds(ApiModel):
