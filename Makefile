@@ -26,7 +26,7 @@ test: setup cluster-build
 	$(VENV)/bin/python -m pytest -q
 
 test-unit: setup
-	$(VENV)/bin/python -m pytest -q -m "not cluster"
+	$(VENV)/bin/python -m pytest -q -m "not cluster and not slow"
 
 crds: setup
 	$(VENV)/bin/elastream crds

@@ -63,4 +63,6 @@ class PrometheusServer:
     def query(self, promql: str) -> list:
         url = f"{self.url}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
         with urllib.request.urlopen(url, timeout=10) as r:
-            return json.load(r)["data"]["result"]
+            doc = json.load(r)
+        assert doc["status"] == "success", doc
+        return doc["data"]["result"]

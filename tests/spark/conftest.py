@@ -189,10 +189,3 @@ def start_runner(test_dir):
     yield start
     for r in started:
         stop_driver(r.proc)
-
-
-@pytest.fixture(scope="session")
-def prometheus_bin() -> str:
-    out = subprocess.run([str(ROOT / "scripts" / "ensure-prometheus")], capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip().splitlines()[-1]

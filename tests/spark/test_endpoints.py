@@ -2,15 +2,12 @@
 runner, whose PromQL answers must be the rates and latencies the app reported for its micro-batches."""
 from __future__ import annotations
 
-import json
 import math
-import subprocess
-import urllib.parse
-import urllib.request
 
 import pytest
 
-from spark_apps.cluster import free_port, stop_driver, stop_group
+from spark_apps.cluster import stop_driver
+from tests.prometheus import PrometheusServer
 from tests.spark.conftest import START_TIMEOUT, _start, wait_for
 
 pytestmark = pytest.mark.slow
@@ -58,30 +55,13 @@ def test_bad_targets_get_400_with_a_clear_message(runner, body, message):
     assert runner.executors()["target"] == 1
 
 
-def test_prometheus_scrapes_the_runner(runner, prometheus_bin, test_dir):
-    tmp_path = test_dir
+def test_prometheus_scrapes_the_runner(runner, test_dir):
     runner.wait_batches(1, timeout=START_TIMEOUT)
-    port = free_port()
-    config = tmp_path / "prometheus.yml"
-    config.write_text(json.dumps({  # JSON is YAML
-        "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{"job_name": "elastream-runner",
-                            "static_configs": [{"targets": [f"127.0.0.1:{runner.metrics_port}"]}]}],
-    }))
-    with open(tmp_path / "prometheus.log", "wb") as log:
-        prom = subprocess.Popen([prometheus_bin, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+    prom = PrometheusServer([f"127.0.0.1:{runner.metrics_port}"], test_dir / "prometheus").start()
+    query = prom.query
     try:
-        def query(q: str) -> list:
-            url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": q})
-            with urllib.request.urlopen(url, timeout=10) as r:
-                doc = json.load(r)
-            assert doc["status"] == "success", doc
-            return doc["data"]["result"]
-
         sel = '{app="identity",query="identity"}'
-        wait_for(lambda: query(f"up{{job='elastream-runner'}} == 1"), 60, "Prometheus to scrape the runner")
+        wait_for(lambda: query("up{job='elastream'} == 1"), 60, "Prometheus to scrape the runner")
         # several batches' worth of samples
         series = wait_for(lambda: (lambda r: r if r and len({v for _, v in r[0]["values"]}) >= 3 else None)(
             query(f"elastream_processing_rate{sel}[5m]")), 180, "three distinct processing rates in Prometheus")
@@ -110,7 +90,7 @@ def test_prometheus_scrapes_the_runner(runner, prometheus_bin, test_dir):
         assert query(f"elastream_backlog_records{sel}")
         assert float(query(f"elastream_trigger_interval_seconds{sel}")[0]["value"][1]) == 1.0
     finally:
-        stop_group(prom)
+        prom.stop()
 
 
 def test_identity_exactly_once(runner):
