@@ -17,6 +17,19 @@ class MetricsUnavailable(Exception):
     """The metrics cannot be read (source down, or required series missing); the message says which."""
 
 
+def wall_clock_processing_rate(values: dict[str, float | None]) -> float | None:
+    """Records processed per second of wall-clock time.
+
+    Spark's processedRowsPerSecond (the runner's elastream_processing_rate) divides a batch's rows by the batch's
+    own duration: it is already a rate *while busy*. The core, like DS2, wants rows per wall-clock second and
+    divides by the busy fraction itself, so convert: rows/batch-second × batch-seconds/wall-second.
+    """
+    rate, busy = values.get("processingRate"), values.get("busyFraction")
+    if not (_finite(rate) and _finite(busy)):
+        return None
+    return float(rate) * min(max(float(busy), 0.0), 1.0)
+
+
 def spark_observation(job: str, values: dict[str, float | None], timestamp: float,
                       max_parallelism: int | None) -> JobObservation:
     """values: metric name (the policy's query keys: inputRate, processingRate, ...) -> value or None."""
@@ -28,7 +41,7 @@ def spark_observation(job: str, values: dict[str, float | None], timestamp: floa
         name=SPARK_STAGE,
         parallelism=executors,
         input_rate=values["inputRate"],
-        processing_rate=values["processingRate"],
+        processing_rate=wall_clock_processing_rate(values),
         busy_fraction=values["busyFraction"],
         latency_p50_s=_or_none(values.get("latencyP50")),
         latency_p99_s=_or_none(values.get("latencyP99")),

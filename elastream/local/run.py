@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from elastream.adapters.control import ControlEndpointClient, ControlEndpointRealizer, ControlError
-from elastream.adapters.observation import MetricsUnavailable
+from elastream.adapters.observation import MetricsUnavailable, wall_clock_processing_rate
 from elastream.adapters.scrape import ScrapeMetricsSource
 from elastream.local import manifest
 from elastream.local.job import LocalJob
@@ -100,7 +100,7 @@ def _sample(metrics: ScrapeMetricsSource, client: ControlEndpointClient, started
         state = client.executors()
     except ControlError:
         state = {}
-    return {"t": round(t, 2), "input_rate": values.get("inputRate"), "processing_rate": values.get("processingRate"),
+    return {"t": round(t, 2), "input_rate": values.get("inputRate"), "processing_rate": wall_clock_processing_rate(values),
             "latency_p99_s": values.get("latencyP99"), "latency_p50_s": values.get("latencyP50"),
             "backlog": values.get("backlog"), "busy": values.get("busyFraction"),
             "executors": state.get("current"), "target": state.get("target")}

@@ -31,6 +31,10 @@ def test_values_aggregate_like_the_default_queries():
 def test_observation_needs_the_required_metrics():
     obs = spark_observation("wc", job_values(parse_samples(TEXT, "wc")), 10.0, max_parallelism=6)
     assert obs.parallelism == {"executors": 2} and obs.stages[0].max_parallelism == 6
+    # Spark's processedRowsPerSecond is per busy second: 900/s while 90 % busy = 810/s of wall-clock time,
+    # so the core's true processing rate (rate / busy) comes back to 900/s and is not counted twice
+    assert obs.stages[0].processing_rate == pytest.approx(810.0)
+    assert obs.stages[0].true_processing_rate() == pytest.approx(900.0)
     with pytest.raises(MetricsUnavailable, match="executors"):
         spark_observation("wc", job_values(parse_samples(TEXT.replace('elastream_executors{app="wc"} 2.0', ""), "wc")),
                           10.0, None)
