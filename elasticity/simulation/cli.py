@@ -33,7 +33,7 @@ def simulate_main(args) -> int:
     else:
         raise InputError("give --scenario NAME or --trace FILE.csv")
     seed = getattr(args, "seed", None)  # None = the scenario's fixed seed; 0 is a seed like any other
-    result = run(scenario, policy, seed=seed)
+    result = run(scenario, policy, seed=seed, start=getattr(args, "start", None) or "as-deployed")
     summary = {k: result.summary[k] for k in KEYS}
     print(format_summary(summary, scenario.name, policy))
     if getattr(args, "json", None):

@@ -166,6 +166,14 @@ class SimulatedJob:
         self.tl.latency_p99[k] = l99 + rest
         self.k += 1
 
+    def set_initial_parallelism(self, targets: dict[str, int]) -> None:
+        """Size the job before its first step (no rescale, no pause): how the scenario starts."""
+        if self.k != 0:
+            raise RuntimeError("the initial parallelism can only be set before the first step")
+        self.p = [int(targets.get(s.name, p)) for s, p in zip(self.spec.stages, self.p)]
+        self.p_before = list(self.p)
+        self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
+
     def set_parallelism(self, targets: dict[str, int]) -> bool:
         """Apply new parallelism from the next step; pauses the job unless rescales are free (the oracle)."""
         new = [int(targets.get(s.name, p)) for s, p in zip(self.spec.stages, self.p)]

@@ -101,6 +101,32 @@ def test_oracle_meets_the_target_with_the_least_resources():
     assert o["executor_seconds"] < d["executor_seconds"]
 
 
+def test_right_sized_start_is_the_oracles_first_step_for_every_policy():
+    from elasticity.simulation.oracle import Oracle
+
+    sc = Scenario("t", "", 120.0, L.constant(2000), noise_sd=0.05, seed=3)
+    spec = sc.job_spec()
+    deployed = [s.initial_parallelism for s in spec.stages]
+    cfg = PolicyConfig()
+    probe = SimulatedJob(spec, sc.arrivals(), dt=sc.dt, seed=sc.seed)
+    first = Oracle(probe, cfg.latency_target_s, cfg.max_parallelism).targets(0)
+    assert list(first.values()) != deployed  # the two starts differ on this job
+    for pol in ("static", "ds2", "elastream", "oracle"):
+        r = run(sc, pol, start="right-sized")
+        assert r.timeline.parallelism[0].tolist() == list(first.values()), pol
+        if pol == "static":
+            assert r.summary["rescales"] == 0  # sizing the start is not a rescale
+        if pol != "oracle":  # the oracle resizes (for free) before its first step either way
+            assert run(sc, pol).timeline.parallelism[0].tolist() == deployed, pol
+    assert [s.initial_parallelism for s in spec.stages] == deployed  # the spec is left as it was
+    with pytest.raises(InputError, match="valid: as-deployed, right-sized"):
+        run(sc, "ds2", start="warm")
+    job = SimulatedJob(spec, sc.arrivals(), dt=sc.dt, seed=sc.seed)
+    job.step()
+    with pytest.raises(RuntimeError):
+        job.set_initial_parallelism(first)
+
+
 # --- elastream planning pieces --------------------------------------------------------------------------
 def test_least_parallelism_is_key_group_aware():
     assert least_parallelism(450, 100, 12, 1, 12) == 6  # 5 instances only carry 4 instances' worth
@@ -188,3 +214,8 @@ def test_benchmark_criteria_and_markdown_on_a_tiny_run():
     assert crit["short"]["executor_seconds_vs_oracle"] == pytest.approx(ratio, abs=1e-3)
     md = markdown(res, {}, crit, sc, 1.0)
     assert "elastream bench elasticity" in md and "| elastream |" in md and "× oracle" in md
+    assert "as deployed" in md and "Sensitivity" not in md
+    sens = run_all(sc, policies=("ds2", "elastream", "oracle"), start="right-sized")
+    md = markdown(res, {}, crit, sc, 1.0, sens, criteria(sens))
+    head, tail = md.split("### Sensitivity: the same scenarios started right-sized (not part of the criteria)")
+    assert "### The issue's criteria" in head and "### right-sized: short" in tail
