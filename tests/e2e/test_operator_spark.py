@@ -99,7 +99,9 @@ def test_load_step_scales_out_in_place(crds_installed, ns, job):
         assert "scale out executors 1→2" in yaml_text or "scale out" in yaml_text
         status = app_status(k, ns)["status"]
         assert condition(status, "MetricsAvailable")["status"] == "True"
-        assert status["observedGeneration"] == app_status(k, ns)["metadata"]["generation"]
+        # writing spec.replicas bumps the generation; the next evaluation reports it observed
+        wait_for("status.observedGeneration to catch up", lambda: (a := app_status(k, ns))["status"].get(
+            "observedGeneration") == a["metadata"]["generation"], timeout=60)
         assert app_status(k, ns)["spec"]["replicas"] >= 2  # written through the scale subresource
         # the operator's own metrics count the decisions and time the rescale
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
