@@ -29,6 +29,7 @@ from elastream.policy_config import to_policy_config
 from elasticity.adapters import SystemClock
 from elasticity.autoscaler import JobAutoscaler
 from elasticity.model import Decision, JobObservation
+from elasticity.ports import Event
 
 log = logging.getLogger(__name__)
 RETRY_INVALID_S = 30.0
@@ -139,14 +140,8 @@ def _manual_override(autoscaler: JobAutoscaler, spec: StreamAppSpec, old: dict[s
         autoscaler.record_rescale(d, obs)
     autoscaler.state.last_decision = d.to_dict()
     autoscaler.store.save(autoscaler.job, autoscaler.state.to_dict())
-    autoscaler.events.emit(autoscaler.job, _event("Normal", "ManualOverride", d))
+    autoscaler.events.emit(autoscaler.job, Event("Normal", "ManualOverride", d.reason, d.to_dict()))
     return d
-
-
-def _event(type_: str, reason: str, d: Decision):
-    from elasticity.ports import Event
-
-    return Event(type_, reason, d.reason, d.to_dict())
 
 
 def _current_from_job(status: dict[str, Any], client: ControlEndpointClient) -> None:

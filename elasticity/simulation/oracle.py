@@ -7,7 +7,6 @@ capacity noise), plus its current queue drained within the latency target. Resca
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
