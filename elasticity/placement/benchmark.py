@@ -5,9 +5,10 @@ Protocol (docs/benchmarks.md, "Placement"): c = 40, d ~ U[0, 2*pi), t = 0..179, 
 experiment (instance k of experiment e from SeedSequence([e, seed_base + k])); means over the instances. Runtime is
 wall-clock per call, measured one algorithm at a time on whatever else the machine is doing.
 
-Keywords read from args (with defaults): seeds (20), seed_base (0), json (None), no_docs (False),
+Keywords read from args (with defaults): seeds (20), seed_base (0), json (None),
 experiments ("1-7" or a list), period ("fixed" or "random": c ~ U[20, 60], the sensitivity run, written to its own
-docs section), algorithms (all), time_limit (elastream's budget per instance; default by size).
+docs section), algorithms (all), time_limit (elastream's budget per instance; default by size). The markdown for
+docs/benchmarks.md is left in args.docs_section = (section name, text) for the CLI to write.
 """
 from __future__ import annotations
 
@@ -220,8 +221,6 @@ def bench_main(args) -> int:
         result["command"] = cmd_json
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=1)
-    if not getattr(args, "no_docs", False):
-        from elastream.benchdoc import write_section  # lazily: the placement package stays free of elastream
-
-        write_section("placement" if period == "fixed" else "placement-sensitivity", markdown(result, cmd, period))
+    # the docs section is handed back to the CLI, which writes it: the placement package stays free of elastream
+    args.docs_section = ("placement" if period == "fixed" else "placement-sensitivity", markdown(result, cmd, period))
     return 0

@@ -47,4 +47,10 @@ def _run_elasticity(args: argparse.Namespace) -> int:
 def _run_placement(args: argparse.Namespace) -> int:
     from elasticity.placement.benchmark import bench_main
 
-    return bench_main(args)
+    rc = bench_main(args)
+    if rc == 0 and not args.no_docs:
+        from elastream.benchdoc import write_section
+
+        name, markdown = args.docs_section
+        print(f"\nwrote the {name!r} section of {write_section(name, markdown)}")
+    return rc
