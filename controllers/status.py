@@ -10,6 +10,7 @@ from typing import Any
 
 from controllers.conditions import set_condition
 from elastream.api.status import HISTORY_LIMIT
+from elasticity.autoscaler import GUARD_REASONS
 from elasticity.model import Decision, JobObservation
 
 
@@ -80,8 +81,4 @@ def invalid_status(old: dict[str, Any], message: str, generation: int) -> dict[s
 
 
 def _hold_reason(d: Decision) -> str:
-    return {
-        "metrics": "MetricsUnavailable", "stabilization": "Stabilizing", "rate_limit": "RescaleRateLimited",
-        "scale_down_delay": "ScaleDownDelayed", "backlog": "CatchingUp", "ineffective_scale_up": "IneffectiveScaleUp",
-        "realize_failed": "RescaleFailed", "bounds": "AtBounds",
-    }.get(d.guard or "", "Steady")
+    return GUARD_REASONS.get(d.guard or "", "Steady")

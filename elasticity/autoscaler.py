@@ -128,13 +128,19 @@ class JobAutoscaler:
         self.store.save(self.job, self.state.to_dict())
 
 
+# The CamelCase reason of each guard, for Kubernetes events and status conditions alike.
+GUARD_REASONS = {
+    "metrics": "MetricsUnavailable",
+    "stabilization": "Stabilizing",
+    "rate_limit": "RescaleRateLimited",
+    "scale_down_delay": "ScaleDownDelayed",
+    "backlog": "CatchingUp",
+    "ineffective_scale_up": "IneffectiveScaleUp",
+    "realize_failed": "RescaleFailed",
+    "bounds": "AtBounds",
+    "policy": "Holding",
+}
+
+
 def _event_reason(d: Decision) -> str:
-    return {
-        "metrics": "MetricsUnavailable",
-        "stabilization": "Stabilizing",
-        "rate_limit": "RescaleRateLimited",
-        "scale_down_delay": "ScaleDownDelayed",
-        "backlog": "CatchingUp",
-        "ineffective_scale_up": "IneffectiveScaleUp",
-        "policy": "Holding",
-    }.get(d.guard or "", "Holding")
+    return GUARD_REASONS.get(d.guard or "", "Holding")
