@@ -3,7 +3,9 @@
 Returns the markdown of the docs section (the CLI, elastream/commands/bench.py, writes it to docs/benchmarks.md;
 this package never imports the operator's) and, with --json, writes the results as
 {"scenarios": {SCENARIO: {POLICY: summary}}, "stress_scenarios": {...}, "criteria": {...}, "configs": {...},
- "sensitivity_right_sized": {"scenarios": {...}, "criteria": {...}}}.
+ "sensitivity_right_sized": {"scenarios": {...}, "criteria": {...}},
+ "rescale_budget_floors": {"main" | "stress" | "sensitivity": {SCENARIO: {"oracle_standard" | "full_utilization":
+ {POLICY: floor at that policy's rescale count / the oracle's executor-seconds}}}}}.
 
 The criteria are judged on the scenarios as deployed (every stage at 70 % utilization of the first rate, for
 every policy). The same scenarios started right-sized (at the oracle's first-step parallelism, for every
@@ -16,28 +18,66 @@ import json
 import time
 from pathlib import Path
 
-from elasticity.simulation.runner import POLICIES, run
+import numpy as np
+
+from elasticity.config import PolicyConfig
+from elasticity.simulation.bounds import (RescaleBudgetBound, full_utilization_needs, interval_weights,
+                                          oracle_needs)
+from elasticity.simulation.job import SimulatedJob
+from elasticity.simulation.oracle import Oracle
+from elasticity.simulation.runner import POLICIES, SimResult, run
 from elasticity.simulation.scenarios import Scenario, builtin, stress
 
 COMMAND = "elastream bench elasticity"
 
 
-def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, start: str = "as-deployed"
-            ) -> dict[str, dict[str, dict]]:
+def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, start: str = "as-deployed",
+            floors: dict | None = None) -> dict[str, dict[str, dict]]:
+    """{SCENARIO: {POLICY: summary}}; with `floors` (a dict) and the oracle among the policies, also fills
+    floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`)."""
     out: dict[str, dict[str, dict]] = {}
     tag = "" if start == "as-deployed" else f" [{start}]"
     for name, sc in scenarios.items():
         out[name] = {}
+        oracle = None
         for pol in policies:
             t0 = time.perf_counter()
-            out[name][pol] = run(sc, pol, start=start).summary
+            res = run(sc, pol, start=start)
+            out[name][pol] = res.summary
+            oracle = res if pol == "oracle" else oracle
             if progress:
                 progress(f"{name:16s} {pol:9s}{tag} {out[name][pol]} ({time.perf_counter() - t0:.1f}s)")
+        if floors is not None and oracle is not None:
+            rescales = {pol: int(s["rescales"]) for pol, s in out[name].items() if pol != "oracle"}
+            floors[name] = rescale_floors(sc, oracle, rescales)
     return out
 
 
-def criteria(results: dict[str, dict[str, dict]], stationary: str = "stationary") -> dict[str, dict]:
-    """The issue's "done when" checks, per scenario."""
+def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cfg: PolicyConfig | None = None
+                   ) -> dict[str, dict[str, float]]:
+    """Per policy, the least executor-seconds (over the oracle's) of any schedule with perfect foresight and
+    no more rescales than the policy made, from the same start, changing only at evaluation instants:
+    "oracle_standard" gives every interval what the oracle gave it; "full_utilization" only carries its mean
+    load at 100 % utilization. inf = impossible (no rescale, and the start falls short somewhere)."""
+    cfg = cfg or PolicyConfig()
+    every = max(1, int(round(cfg.evaluation_interval_s / sc.dt)))
+    tl = oracle.timeline
+    weights = interval_weights(len(tl.t), every, sc.dt)
+    start = np.array(oracle.initial_parallelism)
+    top = max(rescales.values(), default=0)
+    job = SimulatedJob(sc.job_spec(), tl.arrivals, dt=sc.dt)
+    model = Oracle(job, cfg.latency_target_s, cfg.max_parallelism, cfg.min_parallelism)
+    std = RescaleBudgetBound(top).fit(oracle_needs(tl.parallelism, every), start, weights)
+    full = RescaleBudgetBound(top).fit(full_utilization_needs(model, tl.arrivals, every), start, weights)
+    o = oracle.summary["executor_seconds"]
+    return {"oracle_standard": {p: round(std.cost(k) / o, 4) for p, k in rescales.items()},
+            "full_utilization": {p: round(full.cost(k) / o, 4) for p, k in rescales.items()}}
+
+
+def criteria(results: dict[str, dict[str, dict]], stationary: str = "stationary", floors: dict | None = None
+             ) -> dict[str, dict]:
+    """The issue's "done when" checks, per scenario; with `floors`, also whether they can be met at all: the
+    least executor-seconds any schedule with no more rescales than ds2 could reach, over the oracle's."""
     out: dict[str, dict] = {}
     for name, r in results.items():
         e, d, o = r.get("elastream"), r.get("ds2"), r.get("oracle")
@@ -50,6 +90,11 @@ def criteria(results: dict[str, dict[str, dict]], stationary: str = "stationary"
             "executor_seconds_le_1_15_oracle": ratio <= 1.15,
             "rescales_le_ds2": e["rescales"] <= d["rescales"],
         }
+        f = (floors or {}).get(name)
+        if f and "ds2" in f["oracle_standard"]:
+            out[name]["floor_at_ds2_rescales_vs_oracle"] = f["oracle_standard"]["ds2"]
+            out[name]["floor_full_utilization_at_ds2_rescales_vs_oracle"] = f["full_utilization"]["ds2"]
+            out[name]["reachable"] = f["oracle_standard"]["ds2"] <= 1.15
     if stationary in results and "elastream" in results[stationary]:
         out[stationary]["stationary_rescales_le_1"] = results[stationary]["elastream"]["rescales"] <= 1
     return out
@@ -60,7 +105,10 @@ def _ok(b: bool) -> str:
 
 
 def markdown(results: dict, stress_results: dict, crit: dict, scenarios: dict[str, Scenario], elapsed_s: float,
-             sensitivity: dict | None = None, sensitivity_crit: dict | None = None) -> str:
+             sensitivity: dict | None = None, sensitivity_crit: dict | None = None, floors: dict | None = None
+             ) -> str:
+    """floors: {"main" | "stress" | "sensitivity": {SCENARIO: rescale_floors(...)}} (optional)."""
+    floors = floors or {}
     today = _dt.date.today().isoformat()
     lines = [
         "## Elasticity — every policy against the oracle",
@@ -77,42 +125,62 @@ def markdown(results: dict, stress_results: dict, crit: dict, scenarios: dict[st
         "not move on a steady load; the same scenarios started **right-sized** (at the oracle's own first-step "
         "parallelism) are reported below as a sensitivity check, not part of the criteria.",
         "",
+        "`× floor` is a policy's executor-seconds over the **rescale-budget floor**: the least any schedule "
+        "could cost with perfect foresight and no more rescales than that policy made, from the same start, "
+        "changing only at evaluation instants, giving every interval what the oracle gave it "
+        "(`elasticity/simulation/bounds.py`; 1.000 = the best possible use of that many rescales; – = no "
+        "schedule without a rescale meets the oracle's standard). The criteria table says whether a scenario's "
+        "criteria can be met at all: the floor at ds2's rescale count, over the oracle's cost — at the "
+        "oracle's standard, and at 100 % utilization (the least capacity that merely keeps up). Above 1.15, "
+        "no policy can have both executor-seconds ≤ 1.15 × the oracle's and no more rescales than ds2.",
+        "",
     ]
 
     def crit_table(cr: dict):
-        lines.extend(["| scenario | SLO ≤ ds2 | executor-s ≤ 1.15 × oracle | rescales ≤ ds2 | other |",
-                      "|---|---|---|---|---|"])
+        lines.extend(["| scenario | SLO ≤ ds2 | executor-s ≤ 1.15 × oracle | rescales ≤ ds2 | reachable at all? "
+                      "(floor at ds2's rescales × oracle: oracle's standard / 100 %) | other |",
+                      "|---|---|---|---|---|---|"])
         for name, c in cr.items():
             other = ""
             if "stationary_rescales_le_1" in c:
                 other = f"30 min noisy stationary load: ≤ 1 rescale: {_ok(c['stationary_rescales_le_1'])}"
+            reach = "–"
+            if "reachable" in c:
+                reach = (f"{'yes' if c['reachable'] else '**no**'} ({c['floor_at_ds2_rescales_vs_oracle']:.3f} / "
+                         f"{c['floor_full_utilization_at_ds2_rescales_vs_oracle']:.3f})")
             lines.append(f"| {name} | {_ok(c['slo_le_ds2'])} | {_ok(c['executor_seconds_le_1_15_oracle'])} "
-                         f"({c['executor_seconds_vs_oracle']:.3f}) | {_ok(c['rescales_le_ds2'])} | {other} |")
+                         f"({c['executor_seconds_vs_oracle']:.3f}) | {_ok(c['rescales_le_ds2'])} | {reach} | {other} |")
         lines.append("")
 
-    def table(res: dict, title: str):
+    def table(res: dict, title: str, fl: dict):
         for name, r in res.items():
             sc = scenarios.get(name)
+            floor = fl.get(name, {}).get("oracle_standard", {})
             lines.append(f"### {title}{name} — {sc.description if sc else ''}")
             lines.append("")
-            lines.append("| policy | SLO violation (s) | p99 latency (s) | executor-s | × oracle | rescales | max backlog |")
-            lines.append("|---|---:|---:|---:|---:|---:|---:|")
+            lines.append("| policy | SLO violation (s) | p99 latency (s) | executor-s | × oracle | × floor | rescales "
+                         "| max backlog |")
+            lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
             o = r.get("oracle", {}).get("executor_seconds") or 0
             for pol, s in r.items():
                 ratio = f"{s['executor_seconds'] / o:.3f}" if o else "–"
+                f = floor.get(pol)
+                vs_floor = f"{s['executor_seconds'] / o / f:.3f}" if o and f and f != float("inf") else "–"
                 lines.append(f"| {pol} | {s['slo_violation_s']:.0f} | {s['p99_latency_s']:.2f} | "
-                             f"{s['executor_seconds']:.0f} | {ratio} | {s['rescales']} | {s['max_backlog']:.0f} |")
+                             f"{s['executor_seconds']:.0f} | {ratio} | {vs_floor} | {s['rescales']} | "
+                             f"{s['max_backlog']:.0f} |")
             lines.append("")
 
-    table(results, "")
+    table(results, "", floors.get("main", {}))
     lines += [
         "### The issue's criteria (elastream against ds2 and the oracle; scenarios as deployed)",
         "",
     ]
     crit_table(crit)
+    lines += verdict(crit)
     if stress_results:
         lines += ["### Stress scenarios (loads that change faster than the default guards let anyone follow)", ""]
-        table(stress_results, "stress: ")
+        table(stress_results, "stress: ", floors.get("stress", {}))
     if sensitivity:
         lines += [
             "### Sensitivity: the same scenarios started right-sized (not part of the criteria)",
@@ -123,11 +191,29 @@ def markdown(results: dict, stress_results: dict, crit: dict, scenarios: dict[st
             "must then first scale *out* on a noisy load; ds2 moves to its 70 % target.",
             "",
         ]
-        table(sensitivity, "right-sized: ")
+        table(sensitivity, "right-sized: ", floors.get("sensitivity", {}))
         if sensitivity_crit:
             lines += ["The criteria's checks on this start, for information:", ""]
             crit_table(sensitivity_crit)
     return "\n".join(lines)
+
+
+def verdict(crit: dict) -> list[str]:
+    """One paragraph: where the criteria can be met at all, and where elastream meets them."""
+    judged = {n: c for n, c in crit.items() if "reachable" in c}
+    if not judged:
+        return []
+    met = lambda c: c["slo_le_ds2"] and c["executor_seconds_le_1_15_oracle"] and c["rescales_le_ds2"]  # noqa: E731
+    reachable = [n for n, c in judged.items() if c["reachable"]]
+    unreachable = [n for n in judged if n not in reachable]
+    hard = [n for n in unreachable if judged[n]["floor_full_utilization_at_ds2_rescales_vs_oracle"] > 1.15]
+    all_met = [n for n, c in judged.items() if met(c)]
+    text = (f"Criteria met in full by elastream: {', '.join(all_met) or 'none'}. Reachable at all (the floor at "
+            f"ds2's rescale count ≤ 1.15 × oracle): {', '.join(reachable) or 'none'}; unreachable by any policy "
+            f"that serves as the oracle does: {', '.join(unreachable) or 'none'}")
+    if hard:
+        text += f" — of which unreachable even by a schedule that merely keeps up at 100 % utilization: {', '.join(hard)}"
+    return [text + ".", ""]
 
 
 def configs() -> dict[str, dict]:
@@ -155,32 +241,34 @@ def config_markdown() -> str:
             "capacity regression on. A scale-down delay set by the user applies to every policy alike.")
 
 
-def run_benchmark(progress=None) -> tuple[dict, dict, dict, str, dict]:
+def run_benchmark(progress=None) -> tuple[dict, dict, dict, str, dict, dict]:
     """Run everything; returns (results, stress results, criteria, markdown of the docs section,
-    {"scenarios": right-sized sensitivity results, "criteria": its checks})."""
+    {"scenarios": right-sized sensitivity results, "criteria": its checks}, rescale-budget floors)."""
     t0 = time.perf_counter()
     scenarios = builtin()
     extra = stress()
-    results = run_all(scenarios, progress=progress)
-    stress_results = run_all(extra, progress=progress)
-    sens = run_all(scenarios, progress=progress, start="right-sized")
-    crit = criteria(results)
-    sens_crit = criteria(sens)
+    floors: dict[str, dict] = {"main": {}, "stress": {}, "sensitivity": {}}
+    results = run_all(scenarios, progress=progress, floors=floors["main"])
+    stress_results = run_all(extra, progress=progress, floors=floors["stress"])
+    sens = run_all(scenarios, progress=progress, start="right-sized", floors=floors["sensitivity"])
+    crit = criteria(results, floors=floors["main"])
+    sens_crit = criteria(sens, floors=floors["sensitivity"])
     elapsed = time.perf_counter() - t0
-    md = markdown(results, stress_results, crit, {**scenarios, **extra}, elapsed, sens, sens_crit)
-    return results, stress_results, crit, md, {"scenarios": sens, "criteria": sens_crit}
+    md = markdown(results, stress_results, crit, {**scenarios, **extra}, elapsed, sens, sens_crit, floors)
+    return results, stress_results, crit, md, {"scenarios": sens, "criteria": sens_crit}, floors
 
 
 def bench_main(args) -> int:
     """Print the tables and write --json; returns the markdown for the caller to put in the docs (the CLI
     does that: the core never imports the operator's packages)."""
     say = lambda m: print(m, flush=True)  # noqa: E731
-    results, stress_results, crit, md, sens = run_benchmark(progress=say)
+    results, stress_results, crit, md, sens, floors = run_benchmark(progress=say)
     print()
     print(md)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps({"scenarios": results, "stress_scenarios": stress_results,
                                                "criteria": crit, "configs": configs(),
-                                               "sensitivity_right_sized": sens}, indent=2) + "\n")
+                                               "sensitivity_right_sized": sens, "rescale_budget_floors": floors},
+                                              indent=2) + "\n")
     args.markdown = md
     return 0

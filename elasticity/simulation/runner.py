@@ -33,6 +33,7 @@ class SimResult:
     stage_names: list[str]
     latency_target_s: float
     decisions: list[Decision] = field(default_factory=list)
+    initial_parallelism: list[int] = field(default_factory=list)  # per stage, at t = 0
 
 
 def summarize(tl: Timeline, dt: float, latency_target_s: float, rescales: int) -> dict[str, float]:
@@ -60,6 +61,7 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
     if start == "right-sized":
         job.set_initial_parallelism(Oracle(job, cfg.latency_target_s, cfg.max_parallelism,
                                            cfg.min_parallelism).targets(0))
+    initial = list(job.p)
     if policy == "oracle":
         oracle = Oracle(job, cfg.latency_target_s, cfg.max_parallelism, cfg.min_parallelism)
         for k in range(job.n):
@@ -81,4 +83,4 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
         rescales = job.rescales
     summary = summarize(job.tl, scenario.dt, cfg.latency_target_s, rescales)
     return SimResult(scenario.name, policy, summary, job.tl, [s.name for s in spec.stages], cfg.latency_target_s,
-                     decisions)
+                     decisions, initial)

@@ -219,3 +219,25 @@ def test_benchmark_criteria_and_markdown_on_a_tiny_run():
     md = markdown(res, {}, crit, sc, 1.0, sens, criteria(sens))
     head, tail = md.split("### Sensitivity: the same scenarios started right-sized (not part of the criteria)")
     assert "### The issue's criteria" in head and "### right-sized: short" in tail
+
+
+def test_benchmark_reports_rescale_budget_floors():
+    from elasticity.benchmark import criteria, markdown, run_all
+
+    sc = {"short": Scenario("short", "a short step", 600.0, L.step(1500, 2200, 200), seed=4, job=default_job(1500))}
+    floors: dict = {}
+    res = run_all(sc, policies=("static", "ds2", "elastream", "oracle"), floors=floors)
+    std, full = floors["short"]["oracle_standard"], floors["short"]["full_utilization"]
+    assert set(std) == {"static", "ds2", "elastream"}
+    for pol, s in res["short"].items():
+        if pol == "oracle":
+            continue
+        # the floor is at most what the policy spent only if the policy served as well as the oracle; it is
+        # always at least the oracle's (free rescales at every step) and the 100 % floor is below it
+        assert std[pol] >= 0.999 and full[pol] <= std[pol]
+    assert std["static"] == float("inf")  # the as-deployed start cannot carry 2,200/s at the oracle's standard
+    crit = criteria(res, floors=floors)["short"]
+    assert crit["floor_at_ds2_rescales_vs_oracle"] == std["ds2"]
+    assert crit["reachable"] == (std["ds2"] <= 1.15)
+    md = markdown(res, {}, criteria(res, floors=floors), sc, 1.0, floors={"main": floors})
+    assert "× floor" in md and "Reachable at all" in md
