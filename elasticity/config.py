@@ -81,6 +81,12 @@ class PolicyConfig(BaseModel):
     # per-instance capacity by regression of busy fraction on per-instance processed rate (intercept = fixed
     # per-batch overhead): robust to micro-batch engines whose busy fraction does not fall with the load
     elastream_capacity_regression: bool = True
+    # short bursts seen (a rate two scrapes sustain above the median around them) are provisioned for at 100 % busy:
+    elastream_burst_window_s: float = Field(600.0, gt=0)  # the neighbourhood a burst stands above (a step does not)
+    elastream_burst_memory_s: float = Field(21600.0, ge=0)  # a burst's excess decays with this time constant; 0 = off
+    elastream_burst_min_excess: float = Field(0.05, ge=0)  # smaller excursions are the noise headroom's
+    # after a scale-out within the hour, a scale-in never spends the last this many rescales of the hourly budget
+    elastream_scale_out_reserve: int = Field(1, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

@@ -14,6 +14,11 @@
    between the ceiling and 100 %; scale in only when it saves at least `elastream_min_saving` of the
    instances; the new parallelism is the least one whose key-group-aware capacity carries the plan.
 5. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2.
+6. Bursts: short bursts (×1.4 for minutes) end before anyone may react and the robust noise ignores them, so
+   the bursts seen (a rate two scrapes sustained above the median around them) are remembered, decaying over
+   `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
+7. Rescale budget: after a scale-out within the hour, a scale-in never spends the hour's last rescale
+   (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back.
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
 """
@@ -89,6 +94,25 @@ class RateForecast:
         """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise."""
         level = self.recent_ if optimistic else max(self.recent_, self.last_)
         return max(level + max(self.slope_, 0.0) * horizon_s, 0.0) + z * self.noise_
+
+
+def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:
+    """(time, ratio) of the scrapes that stood above their neighbourhood: the rate two consecutive scrapes
+    sustained over the median of the `half` scrapes either side. Judged only once those neighbours are seen,
+    so a step (whose neighbourhood median follows it) or a trend is not a burst, nor is one noisy scrape."""
+    y = np.asarray(y, dtype=float)
+    out = []
+    for i in range(half, len(y) - half - 1):
+        base = float(np.median(y[i - half:i + half + 1]))
+        if base > 0:
+            out.append((float(t[i]), float(min(y[i], y[i + 1])) / base))
+    return out
+
+
+def burst_factor(bursts: list[list[float]], now: float, memory_s: float) -> float:
+    """1 + the largest remembered burst excess, each decaying exponentially with its age."""
+    excess = [(r - 1.0) * math.exp(-(now - t) / memory_s) for t, r in bursts]
+    return 1.0 + max([0.0] + excess)
 
 
 def capacity_fit(x, y) -> tuple[float, float] | None:
@@ -176,6 +200,42 @@ class ElastreamPolicy:
             out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression)
         return out
 
+    # --- bursts ---------------------------------------------------------------------------------------------
+    def _bursts(self, ctx: PolicyContext, rates: list) -> dict[str, float]:
+        """Per source, the burst factor to provision for: short bursts come and go faster than the
+        stabilization window lets anyone react, and the robust noise estimate ignores them by design, so the
+        ones seen are remembered (their excess decaying over `elastream_burst_memory_s`)."""
+        cfg, mem = ctx.config, ctx.memory
+        if cfg.elastream_burst_memory_s <= 0:
+            return {src.name: 1.0 for src in ctx.observation.sources()}
+        seen: dict[str, list] = mem.setdefault("bursts", {})
+        half = max(1, int(round(cfg.elastream_burst_window_s / 2.0 / cfg.evaluation_interval_s)))
+        out = {}
+        for src in ctx.observation.sources():
+            pts = [(t, r[src.name]) for t, r in rates if src.name in r]
+            known = {t: r for t, r in seen.get(src.name, [])}
+            for t, r in burst_ratios([t for t, _ in pts], [y for _, y in pts], half):
+                if r > 1.0 + cfg.elastream_burst_min_excess:
+                    known[t] = max(r, known.get(t, 0.0))
+            keep = [[t, r] for t, r in sorted(known.items())
+                    if (r - 1.0) * math.exp(-(ctx.now - t) / cfg.elastream_burst_memory_s) > 0.01]
+            seen[src.name] = keep
+            out[src.name] = burst_factor(keep, ctx.now, cfg.elastream_burst_memory_s)
+        return out
+
+    @staticmethod
+    def _rescales_last_hour(ctx: PolicyContext) -> tuple[int, bool]:
+        """Rescales realized within the last hour (the guards' hourly budget), as seen through
+        `last_rescale_at` and kept in memory, and whether one of them was a scale-out."""
+        mem, total = ctx.memory, sum(ctx.observation.parallelism.values())
+        seen = [r for r in mem.get("rescale_times", []) if ctx.now - r[0] < 3600.0]
+        t = ctx.last_rescale_at
+        if t is not None and ctx.now - t < 3600.0 and all(r[0] != t for r in seen):
+            # the parallelism grew since the last evaluation: that rescale was a scale-out
+            seen.append([t, total > mem.get("total_parallelism", total)])
+        mem["rescale_times"], mem["total_parallelism"] = seen, total
+        return len(seen), any(up for _, up in seen)
+
     # --- planning -------------------------------------------------------------------------------------------
     @staticmethod
     def _plan(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float,
@@ -218,6 +278,7 @@ class ElastreamPolicy:
             elif p99 < 0.5 * cfg.latency_target_s:
                 u_max = min(cfg.elastream_max_utilization, u_max + 0.005)
         mem["u_max"] = u_max
+        used, rose = self._rescales_last_hour(ctx)
         u_up = (u_max + 1.0) / 2.0  # scale out only past this
 
         # the source rates over the trend window (longer than the metrics window), kept in memory
@@ -225,6 +286,7 @@ class ElastreamPolicy:
         rates.append([obs.timestamp, {s.name: float(s.input_rate or 0.0) for s in obs.sources()}])
         mem["rates"] = rates
         forecasts = {}
+        bursts = self._bursts(ctx, rates)
         for src in obs.sources():
             pts = [(t, r[src.name]) for t, r in rates if src.name in r]
             forecasts[src.name] = RateForecast().fit([t for t, _ in pts], [y for _, y in pts], ctx.now)
@@ -236,7 +298,9 @@ class ElastreamPolicy:
         use_fc = cfg.elastream_forecast
 
         def fc_rates(h: float, optimistic: bool) -> dict[str, float]:
-            return {n: fc.peak(h if use_fc else 0.0, z, optimistic) for n, fc in forecasts.items()}
+            # a remembered burst must fit at 100 % busy: the rate that, planned at u_max, gives level × burst
+            return {n: max(fc.peak(h if use_fc else 0.0, z, optimistic), fc.recent_ * bursts[n] * u_max)
+                    for n, fc in forecasts.items()}
 
         # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
         h_size = h_up * cfg.elastream_trend_horizon_factor
@@ -253,6 +317,7 @@ class ElastreamPolicy:
             inputs[f"{name}.rate_level"] = round(fc.recent_, 3)
             inputs[f"{name}.rate_slope"] = round(fc.slope_, 5)
             inputs[f"{name}.rate_noise"] = round(fc.noise_, 3)
+            inputs[f"{name}.burst_factor"] = round(bursts[name], 3)
         hot_stages = []
         for s in obs.stages:
             p, K, c = int(s.parallelism), s.max_parallelism, caps[s.name]
@@ -275,6 +340,7 @@ class ElastreamPolicy:
         targets = dict(current)
         parts: list[str] = []
         delay = None
+        kept = ""
         if hot_stages:
             # one step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)
             plan = self._plan(obs, size_rates, caps, cfg, u_max, lo_of, hi_of, floor_of=lambda s: int(s.parallelism))
@@ -294,7 +360,14 @@ class ElastreamPolicy:
             u_in = u_max - cfg.elastream_hysteresis
             plan = self._plan(obs, down_rates, caps, cfg, u_in, lo_of, lambda s: int(s.parallelism))
             saved = sum(current[n] - plan[n] for n in plan)
-            if saved >= max(1.0, cfg.elastream_min_saving * sum(current.values())):
+            # a load that rose within the hour may rise again: keep the last rescales of the budget for it
+            reserve = rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve
+            worth = saved >= max(1.0, cfg.elastream_min_saving * sum(current.values()))
+            if worth and reserve:
+                kept = (f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
+                        f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is "
+                        f"kept for a scale-out")
+            elif worth:
                 targets = plan
                 for s in obs.stages:
                     p, new = int(s.parallelism), plan[s.name]
@@ -323,7 +396,11 @@ class ElastreamPolicy:
                 parts = [f"scale out {worst} {p}→{targets[worst]}: recurring latency bottleneck ({ms.reason})"]
                 delay = None
 
+        held = {n: round(b, 2) for n, b in bursts.items() if forecasts[n].recent_ * b * u_max
+                > forecasts[n].peak(h_up if use_fc else 0.0, z)}
+        if parts and held:
+            parts.append("keeping capacity for the bursts seen: " + ", ".join(f"{n} ×{b}" for n, b in held.items()))
         if not parts:
-            return Proposal(targets, f"steady: planned load within {u_up:.0%} of capacity; no scale-in saves "
-                            f"{cfg.elastream_min_saving:.0%}", inputs)
+            return Proposal(targets, kept or f"steady: planned load within {u_up:.0%} of capacity; no scale-in "
+                            f"saves {cfg.elastream_min_saving:.0%}", inputs)
         return Proposal(targets, "; ".join(parts), inputs, scale_down_delay_s=delay)

@@ -1,0 +1,66 @@
+"""elastream's burst memory (short bursts seen are provisioned for, decaying) and its scale-out reserve of the
+hourly rescale budget."""
+import math
+
+import numpy as np
+
+from elasticity.config import PolicyConfig
+from elasticity.policies.base import PolicyContext
+from elasticity.policies.elastream import ElastreamPolicy, burst_factor, burst_ratios
+from tests.unit.elasticity.helpers import obs, stage
+
+
+def test_a_two_scrape_burst_is_remembered_but_not_a_step_nor_one_noisy_scrape():
+    t = np.arange(40) * 30.0
+    burst = np.full(40, 1000.0)
+    burst[20:24] = 1400.0
+    assert max(r for _, r in burst_ratios(t, burst, 10)) == 1.4
+    step = np.where(np.arange(40) < 20, 1000.0, 1300.0)
+    assert max(r for _, r in burst_ratios(t, step, 10)) < 1.01
+    spike = np.full(40, 1000.0)
+    spike[20] = 1500.0
+    assert max(r for _, r in burst_ratios(t, spike, 10)) < 1.01
+
+
+def test_a_burst_factor_decays_with_its_age():
+    assert burst_factor([], 0.0, 3600.0) == 1.0
+    assert burst_factor([[0.0, 1.4]], 0.0, 3600.0) == 1.4
+    assert math.isclose(burst_factor([[0.0, 1.4]], 3600.0, 3600.0), 1.0 + 0.4 / math.e)
+    assert burst_factor([[0.0, 1.4], [3600.0, 1.2]], 3600.0, 3600.0) == 1.2
+
+
+def _feed(cfg, mem, rates, p=6, rescaled_at=None, t0=0.0):
+    """Evaluate elastream every 30 s on a one-stage job (400 records/s per instance); the last proposal."""
+    pol = ElastreamPolicy()
+    for i, rate in enumerate(rates):
+        t = t0 + 30.0 * (i + 1)
+        o = obs(stage("src", p=p, rate=rate, busy=rate / (400.0 * p), maxp=360), t=t)
+        prop = pol.propose(PolicyContext(o, [o], cfg, t, mem, last_rescale_at=rescaled_at))
+    return prop
+
+
+def test_a_remembered_burst_keeps_capacity_for_it_a_fresh_job_does_not():
+    cfg = PolicyConfig()
+    flat = [1000.0] * 40
+    bursty = [1000.0] * 20 + [1400.0] * 4 + [1000.0] * 36
+    calm = _feed(cfg, {}, flat, p=6)
+    assert calm.targets["src"] < 6 and calm.inputs["src.burst_factor"] == 1.0
+    mem: dict = {}
+    seen = _feed(cfg, mem, bursty, p=6)
+    assert seen.inputs["src.burst_factor"] > 1.35
+    assert seen.targets["src"] * 400.0 >= 1.35 * 1000.0  # still carries the burst at 100 % busy
+    off = _feed(PolicyConfig(elastream_burst_memory_s=0), {}, bursty, p=6)
+    assert off.targets["src"] < seen.targets["src"]
+
+
+def test_after_a_scale_out_a_scale_in_leaves_the_last_rescale_of_the_hour():
+    cfg = PolicyConfig(max_rescales_per_hour=6)
+    # five rescales within the hour, one of them a scale-out: the sixth is kept for a scale-out
+    mem = {"rescale_times": [[100.0, True], [400.0, False], [700.0, False], [1000.0, False]],
+           "total_parallelism": 8}
+    prop = _feed(cfg, mem, [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] == 8 and "kept for a scale-out" in prop.reason
+    # the same hour of scale-ins only (a falling load): the budget is the guards' to spend
+    mem = {"rescale_times": [[100.0, False], [400.0, False], [700.0, False], [1000.0, False]],
+           "total_parallelism": 9}
+    assert _feed(cfg, mem, [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0).targets["src"] < 8
