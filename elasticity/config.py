@@ -85,6 +85,9 @@ class PolicyConfig(BaseModel):
     elastream_burst_window_s: float = Field(600.0, gt=0)  # the neighbourhood a burst stands above (a step does not)
     elastream_burst_memory_s: float = Field(21600.0, ge=0)  # a burst's excess decays with this time constant; 0 = off
     elastream_burst_min_excess: float = Field(0.05, ge=0)  # smaller excursions are the noise headroom's
+    # a backlog worth more than the latency target (a surge, a long pause) is planned to drain within this instead
+    # of catch_up_duration_s: every second it lasts is an SLO violation
+    elastream_slo_catch_up_s: float = Field(60.0, gt=0)
     # after a scale-out within the hour, a scale-in never spends the last this many rescales of the hourly budget
     elastream_scale_out_reserve: int = Field(1, ge=0)
 

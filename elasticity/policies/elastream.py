@@ -13,7 +13,8 @@
 4. Hysteresis: scale out only when the planned load would push the current parallelism past the midpoint
    between the ceiling and 100 %; scale in only when it saves at least `elastream_min_saving` of the
    instances; the new parallelism is the least one whose key-group-aware capacity carries the plan.
-5. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2.
+5. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2; a backlog that alone
+   breaks the latency target drains within `elastream_slo_catch_up_s` instead.
 6. Bursts: short bursts (×1.4 for minutes) end before anyone may react and the robust noise ignores them, so
    the bursts seen (a rate two scrapes sustained above the median around them) are remembered, decaying over
    `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
@@ -113,6 +114,15 @@ def burst_factor(bursts: list[list[float]], now: float, memory_s: float) -> floa
     """1 + the largest remembered burst excess, each decaying exponentially with its age."""
     excess = [(r - 1.0) * math.exp(-(now - t) / memory_s) for t, r in bursts]
     return 1.0 + max([0.0] + excess)
+
+
+def catch_up_s(backlog: float | None, rate: float, cfg) -> float:
+    """Seconds a plan gives the backlog to drain: DS2's catch-up duration, but a backlog that alone breaks the
+    latency target (a surge, a long pause) gets `elastream_slo_catch_up_s` — every second it lasts is a
+    violation, and the extra instances are scaled in once the load is known."""
+    if rate > 0 and float(backlog or 0) / rate > cfg.latency_target_s:
+        return min(cfg.catch_up_duration_s, cfg.elastream_slo_catch_up_s)
+    return cfg.catch_up_duration_s
 
 
 def capacity_fit(x, y) -> tuple[float, float] | None:
@@ -248,8 +258,8 @@ class ElastreamPolicy:
         for s in obs.stages:
             K = s.max_parallelism
             m = caps[s.name].value
-            need = (rates[s.name].target_input_rate * (1.0 + restart) / u_max
-                    + float(s.backlog or 0) / cfg.catch_up_duration_s)
+            rate = rates[s.name].target_input_rate
+            need = rate * (1.0 + restart) / u_max + float(s.backlog or 0) / catch_up_s(s.backlog, rate, cfg)
             ups = [u for u in s.upstream if u in full_out]
             if ups and cfg.elastream_burst_coverage > 0:
                 need = max(need, cfg.elastream_burst_coverage * sum(full_out[u] for u in ups))
