@@ -10,7 +10,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     e = targets.add_parser(
         "elasticity",
-        help="every scaling policy on several load scenarios, side by side with an oracle",
+        help="every scaling policy on several load scenarios, side by side with an oracle and the "
+             "rescale-budget floor (the least any foresighted schedule with as many rescales could spend)",
     )
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     e.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
