@@ -73,13 +73,15 @@ class RateForecast:
       noise (a trend smaller than the noise is no trend);
     * noise: the robust std of the window's first differences / √2 — insensitive to steps and trends;
     * level: the median of the last three points (robust to one outlier, follows a step within a minute),
-      or the last point when it is higher and `optimistic` is False (a scale-up must not miss a step)."""
+      or the last point when it is higher and `optimistic` is False (a scale-up must not miss a step);
+    * span: the time the points cover; peak() extrapolates the slope no further."""
 
     def fit(self, t, y, now: float) -> "RateForecast":
         t = np.asarray(t, dtype=float) - now
         y = np.asarray(y, dtype=float)
         self.n_ = len(y)
         self.slope_, self.noise_ = 0.0, 0.0
+        self.span_ = float(t[-1] - t[0]) if self.n_ else 0.0
         if self.n_ >= 3:
             d = np.diff(y)
             self.noise_ = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
@@ -92,9 +94,12 @@ class RateForecast:
         return self
 
     def peak(self, horizon_s: float, z: float, optimistic: bool = False) -> float:
-        """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise."""
+        """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise. A trend is
+        extrapolated no further than the span it was measured over: six scrapes of noise can pass for a slope,
+        and 20 minutes of it would size a job for a load that never comes."""
         level = self.recent_ if optimistic else max(self.recent_, self.last_)
-        return max(level + max(self.slope_, 0.0) * horizon_s, 0.0) + z * self.noise_
+        ahead = min(horizon_s, self.span_)
+        return max(level + max(self.slope_, 0.0) * ahead, 0.0) + z * self.noise_
 
 
 def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:

@@ -147,6 +147,15 @@ def test_rate_forecast_trend_noise_and_step():
     assert g.noise_ == 0.0 and g.recent_ == 2000.0  # a step is neither noise nor a trend
 
 
+def test_a_trend_is_extrapolated_no_further_than_the_span_it_was_seen_over():
+    t = np.arange(6) * 30.0  # 150 s of evidence
+    f = RateForecast().fit(t, 2000 + 2.0 * t, now=t[-1])
+    assert f.slope_ == pytest.approx(2.0) and f.span_ == 150.0
+    level = max(f.recent_, f.last_)
+    assert f.peak(1200, 0) == pytest.approx(level + 2.0 * 150)  # not + 2.0 × 1200
+    assert f.peak(100, 0) == pytest.approx(level + 2.0 * 100)
+
+
 def test_elastream_scales_out_the_whole_graph_in_one_step():
     src = stage("src", p=4, rate=2000, proc=1600, busy=1.0, backlog=5000, maxp=360)
     mid = stage("map", p=4, rate=1600, proc=1600, busy=0.7, upstream=["src"], maxp=360)
