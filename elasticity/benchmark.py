@@ -212,7 +212,8 @@ def verdict(crit: dict) -> list[str]:
             f"ds2's rescale count ≤ 1.15 × oracle): {', '.join(reachable) or 'none'}; unreachable by any policy "
             f"that serves as the oracle does: {', '.join(unreachable) or 'none'}")
     if hard:
-        text += f" — of which unreachable even by a schedule that merely keeps up at 100 % utilization: {', '.join(hard)}"
+        text += (" — of which unreachable even by a schedule that merely keeps up at 100 % utilization: "
+                 + ", ".join(hard))
     return [text + ".", ""]
 
 

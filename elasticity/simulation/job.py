@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from elasticity.model import JobObservation, StageMetrics
-from elasticity.policies.elastream import effective_parallelism
+from elasticity.policies.capacity import effective_parallelism
 
 LN2, LN100 = math.log(2.0), math.log(100.0)
 

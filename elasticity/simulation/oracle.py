@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from elasticity.policies.elastream import effective_parallelism
+from elasticity.policies.capacity import effective_parallelism
 from elasticity.simulation.job import LN100, SimulatedJob
 
 

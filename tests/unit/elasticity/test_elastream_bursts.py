@@ -6,7 +6,8 @@ import numpy as np
 
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import PolicyContext
-from elasticity.policies.elastream import ElastreamPolicy, burst_factor, burst_ratios
+from elasticity.policies.elastream import ElastreamPolicy
+from elasticity.policies.forecast import burst_factor, burst_ratios
 from tests.unit.elasticity.helpers import obs, stage
 
 

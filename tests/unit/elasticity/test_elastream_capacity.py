@@ -9,7 +9,8 @@ from elasticity.config import PolicyConfig
 from elasticity.guards import scale_down_delay
 from elasticity.model import JobObservation, StageMetrics
 from elasticity.policies.base import PolicyContext, Proposal
-from elasticity.policies.elastream import CapacityEstimate, ElastreamPolicy, capacity_fit, estimate_capacity
+from elasticity.policies.capacity import CapacityEstimate, capacity_fit, estimate_capacity
+from elasticity.policies.elastream import ElastreamPolicy
 from elasticity.policies.rates import target_rates
 from elasticity.simulation.job import JobSpec, SimulatedJob, StageSpec
 from elasticity.simulation.runner import run

@@ -6,7 +6,9 @@ import pytest
 
 from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
-from elasticity.policies.elastream import ElastreamPolicy, RateForecast, effective_parallelism, least_parallelism
+from elasticity.policies.capacity import effective_parallelism, least_parallelism
+from elasticity.policies.elastream import ElastreamPolicy
+from elasticity.policies.forecast import RateForecast
 from elasticity.policies.base import PolicyContext
 from elasticity.simulation import loads as L
 from elasticity.simulation.cli import simulate_main

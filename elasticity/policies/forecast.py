@@ -1,0 +1,76 @@
+"""Robust views of a source's rate for elastream: level, trend and noise (`RateForecast`), and the short bursts
+it has shown (`burst_ratios`, `burst_factor`). Plain numbers in and out; Theil–Sen throughout, so one outlier
+or a step does not pass for a trend."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def theil_sen(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Median of pairwise slopes and the median intercept; robust to a step or an outlier."""
+    n = len(t)
+    if n < 2:
+        return 0.0, float(y[-1]) if n else 0.0
+    i, j = np.triu_indices(n, 1)
+    dt = t[j] - t[i]
+    ok = dt > 0
+    slope = float(np.median((y[j] - y[i])[ok] / dt[ok])) if ok.any() else 0.0
+    intercept = float(np.median(y - slope * t))
+    return slope, intercept
+
+
+class RateForecast:
+    """fit(t, rate) on the trend window; level, slope and noise; peak(horizon) = what to provision for.
+
+    * slope: Theil-Sen over the window, kept only when the trend it implies over the window exceeds twice the
+      noise (a trend smaller than the noise is no trend);
+    * noise: the robust std of the window's first differences / √2 — insensitive to steps and trends;
+    * level: the median of the last three points (robust to one outlier, follows a step within a minute),
+      or the last point when it is higher and `optimistic` is False (a scale-up must not miss a step);
+    * span: the time the points cover; peak() extrapolates the slope no further."""
+
+    def fit(self, t, y, now: float) -> "RateForecast":
+        t = np.asarray(t, dtype=float) - now
+        y = np.asarray(y, dtype=float)
+        self.n_ = len(y)
+        self.slope_, self.noise_ = 0.0, 0.0
+        self.span_ = float(t[-1] - t[0]) if self.n_ else 0.0
+        if self.n_ >= 3:
+            d = np.diff(y)
+            self.noise_ = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
+        if self.n_ >= 6:
+            slope, _ = theil_sen(t, y)
+            span = float(t[-1] - t[0])
+            self.slope_ = slope if abs(slope) * span > 2.0 * self.noise_ else 0.0
+        self.recent_ = float(np.median(y[-3:])) if self.n_ else 0.0
+        self.last_ = float(y[-1]) if self.n_ else 0.0
+        return self
+
+    def peak(self, horizon_s: float, z: float, optimistic: bool = False) -> float:
+        """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise. A trend is
+        extrapolated no further than the span it was measured over: six scrapes of noise can pass for a slope,
+        and 20 minutes of it would size a job for a load that never comes."""
+        level = self.recent_ if optimistic else max(self.recent_, self.last_)
+        ahead = min(horizon_s, self.span_)
+        return max(level + max(self.slope_, 0.0) * ahead, 0.0) + z * self.noise_
+
+
+def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:
+    """(time, ratio) of the scrapes that stood above their neighbourhood: the rate two consecutive scrapes
+    sustained over the median of the `half` scrapes either side. Judged only once those neighbours are seen,
+    so a step (whose neighbourhood median follows it) or a trend is not a burst, nor is one noisy scrape."""
+    y = np.asarray(y, dtype=float)
+    out = []
+    for i in range(half, len(y) - half - 1):
+        base = float(np.median(y[i - half:i + half + 1]))
+        if base > 0:
+            out.append((float(t[i]), float(min(y[i], y[i + 1])) / base))
+    return out
+
+
+def burst_factor(bursts: list[list[float]], now: float, memory_s: float) -> float:
+    """1 + the largest remembered burst excess, each decaying exponentially with its age."""
+    excess = [(r - 1.0) * math.exp(-(now - t) / memory_s) for t, r in bursts]
+    return 1.0 + max([0.0] + excess)
