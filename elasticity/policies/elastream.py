@@ -20,6 +20,8 @@
    `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
 7. Rescale budget: after a scale-out within the hour, a scale-in never spends the hour's last rescale
    (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back.
+8. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
+   stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
 """
@@ -107,12 +109,31 @@ class ElastreamPolicy:
         mem["rescale_times"], mem["total_parallelism"] = seen, total
         return len(seen), any(up for _, up in seen)
 
+    @staticmethod
+    def _stalling_pause(ctx: PolicyContext) -> float:
+        """Seconds of input a rescale of this job stalls, when that alone breaks the latency target (a Storm
+        rebalance stops the world; a Spark executor joins without a pause), else 0. Measured after each rescale
+        as the largest jump of a stage's backlog, in seconds of its input, between the evaluations around it
+        (a lower bound: part of it has drained), averaged with the earlier measurements."""
+        mem, obs, t = ctx.memory, ctx.observation, ctx.last_rescale_at
+        now = {s.name: [float(s.backlog or 0.0), float(s.input_rate or 0.0)] for s in obs.stages}
+        before = mem.get("backlog_before")
+        if t is not None and before and before[0] <= t < obs.timestamp and mem.get("pause_for") != t:
+            jumps = [(now[n][0] - b) / now[n][1] for n, (b, _) in before[1].items() if n in now and now[n][1] > 0]
+            jump = max([0.0] + jumps)
+            old = mem.get("pause_s")
+            mem["pause_s"], mem["pause_for"] = (jump if old is None else 0.5 * (old + jump)), t
+        mem["backlog_before"] = [obs.timestamp, now]
+        pause = float(mem.get("pause_s") or 0.0)
+        return pause if pause >= 0.5 * ctx.config.latency_target_s else 0.0
+
     # --- planning -------------------------------------------------------------------------------------------
     @staticmethod
     def _plan(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float,
-              lo_of, hi_of, floor_of=None, restart: float = 0.0) -> dict[str, int]:
+              lo_of, hi_of, floor_of=None, pause_s: float = 0.0) -> dict[str, int]:
         """The least parallelism per stage (topological order) that carries its planned rate at u_max plus
-        its backlog within the catch-up duration, and at least `elastream_burst_coverage` of what its upstream
+        its backlog within the catch-up duration and the backlog the rescale's own pause (pause_s) leaves
+        within `elastream_slo_catch_up_s`, and at least `elastream_burst_coverage` of what its upstream
         stages can emit at full speed with their planned parallelism."""
         plan: dict[str, int] = {}
         full_out: dict[str, float] = {}  # records/s a stage emits at full speed with its planned parallelism
@@ -120,7 +141,8 @@ class ElastreamPolicy:
             K = s.max_parallelism
             m = caps[s.name].value
             rate = rates[s.name].target_input_rate
-            need = rate * (1.0 + restart) / u_max + float(s.backlog or 0) / catch_up_s(s.backlog, rate, cfg)
+            need = (rate / u_max + float(s.backlog or 0) / catch_up_s(s.backlog, rate, cfg)
+                    + rate * pause_s / cfg.elastream_slo_catch_up_s)
             ups = [u for u in s.upstream if u in full_out]
             if ups and cfg.elastream_burst_coverage > 0:
                 need = max(need, cfg.elastream_burst_coverage * sum(full_out[u] for u in ups))
@@ -139,15 +161,16 @@ class ElastreamPolicy:
         cfg, obs = ctx.config, ctx.observation
         current = obs.parallelism
         used, rose = self._rescales_last_hour(ctx)
+        pause_s = self._stalling_pause(ctx)
         look = self._outlook(ctx)
         inputs = self._inputs(obs, look)
         hot = self._hot_stages(obs, look, cfg)
         targets, parts, delay, waiting = dict(current), [], None, ""
         if hot:
-            targets, parts = self._scale_out(obs, look, cfg, hot)
+            targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
         elif look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend
-            targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs)
+            targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -234,10 +257,12 @@ class ElastreamPolicy:
                 hot.append(s.name)
         return hot
 
-    def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> tuple[dict[str, int], list[str]]:
+    def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str], pause_s: float = 0.0
+                   ) -> tuple[dict[str, int], list[str]]:
         """One step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)."""
         plan = self._plan(obs, look.size, look.caps, cfg, look.u_max, lambda s: cfg.min_parallelism,
-                          lambda s: stage_bound(s.max_parallelism, cfg), floor_of=lambda s: int(s.parallelism))
+                          lambda s: stage_bound(s.max_parallelism, cfg), floor_of=lambda s: int(s.parallelism),
+                          pause_s=pause_s)
         parts = []
         for s in obs.stages:
             p, new = int(s.parallelism), plan[s.name]
@@ -250,14 +275,14 @@ class ElastreamPolicy:
                              f"expected within {look.h_up:.0f}s{back}")
         return plan, parts
 
-    def _scale_in(self, obs: JobObservation, look: "Outlook", cfg, used: int, rose: bool, inputs: dict
-                  ) -> tuple[dict[str, int], list[str], float | None, str]:
+    def _scale_in(self, obs: JobObservation, look: "Outlook", cfg, used: int, rose: bool, inputs: dict,
+                  pause_s: float = 0.0) -> tuple[dict[str, int], list[str], float | None, str]:
         """(targets, reasons, the scale-down delay asked for, why a worthwhile scale-in waits)."""
         current = obs.parallelism
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
         u_in = look.u_max - cfg.elastream_hysteresis
         lo_of, keep_of = (lambda s: cfg.min_parallelism), (lambda s: int(s.parallelism))
-        plan = self._plan(obs, look.down, look.caps, cfg, u_in, lo_of, keep_of)
+        plan = self._plan(obs, look.down, look.caps, cfg, u_in, lo_of, keep_of, pause_s=pause_s)
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving * sum(current.values())):
             return dict(current), [], None, ""
@@ -273,7 +298,7 @@ class ElastreamPolicy:
                  for s in obs.stages if plan[s.name] < int(s.parallelism)]
         # confident: an established forecast with no upward trend, and the smaller job also carries the
         # pessimistic forecast (the last scrape, its noise band, any trend)
-        safe = self._plan(obs, look.safe, look.caps, cfg, u_in, lo_of, keep_of)
+        safe = self._plan(obs, look.safe, look.caps, cfg, u_in, lo_of, keep_of, pause_s=pause_s)
         delay = None
         if all(fc.slope_ <= 0 for fc in look.forecasts.values()) and all(safe[n] <= plan[n] for n in plan):
             delay = cfg.elastream_confident_scale_down_delay_s

@@ -25,3 +25,36 @@ def test_a_surge_scales_out_enough_to_drain_its_backlog_quickly(slo_catch_up, ex
     # planned: 4,000/0.95 + 50,000/catch-up, over 400/s per instance, aligned to 360 key groups
     assert prop.targets["src"] == expected
     assert "scale out src 6→" in prop.reason
+
+
+def _evaluate(pol, cfg, mem, t, backlog, rescaled_at=None, p=6, rate=2000.0):
+    o = obs(stage("src", p=p, rate=rate, busy=rate / (400.0 * p), backlog=backlog, maxp=360), t=t)
+    return pol.propose(PolicyContext(o, [o], cfg, t, mem, last_rescale_at=rescaled_at))
+
+
+def _surge_after_a_rescale(backlog_after: float) -> tuple[int, dict]:
+    """Rescaled at 30 s, the backlog at 60 s, then a surge to 2,600/s at 120 s: the scale-out it gets."""
+    cfg, pol, mem = PolicyConfig(), ElastreamPolicy(), {}
+    _evaluate(pol, cfg, mem, 30.0, backlog=0.0)
+    _evaluate(pol, cfg, mem, 60.0, backlog=backlog_after, rescaled_at=30.0)
+    _evaluate(pol, cfg, mem, 90.0, backlog=0.0, rescaled_at=30.0)
+    return _evaluate(pol, cfg, mem, 120.0, backlog=0.0, rescaled_at=30.0, rate=2600.0).targets["src"], mem
+
+
+def test_a_rescale_that_stalls_the_job_is_measured_and_planned_for():
+    stalled, mem = _surge_after_a_rescale(16_000.0)  # 8 s of input: the rescale stalled the job
+    assert mem["pause_s"] == 8.0
+    smooth, mem0 = _surge_after_a_rescale(0.0)
+    assert mem0["pause_s"] == 0.0
+    # the scale-out also drains the next rescale's stall within elastream_slo_catch_up_s
+    assert stalled > smooth
+
+
+def test_a_short_pause_is_not_planned_for():
+    cfg = PolicyConfig()
+    pol, mem = ElastreamPolicy(), {}
+    _evaluate(pol, cfg, mem, 30.0, backlog=0.0)
+    _evaluate(pol, cfg, mem, 60.0, backlog=2_000.0, rescaled_at=30.0)  # 1 s of input: Spark-like
+    assert mem["pause_s"] == 1.0
+    o = obs(stage("src", p=6, rate=2000.0, busy=0.8, maxp=360), t=90.0)
+    assert ElastreamPolicy._stalling_pause(PolicyContext(o, [], cfg, 90.0, mem, last_rescale_at=30.0)) == 0.0
