@@ -89,6 +89,17 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def committed_offset(checkpoint: str) -> int:
+    """Records read by the batches the checkpoint marks committed: the generator offset ({"seq": n}) in the offsets
+    log of the last batch with a commit file. For checking a job that runs on (or was stopped mid-run)."""
+    commits = [int(p.name) for p in (Path(checkpoint) / "commits").glob("[0-9]*")]
+    if not commits:
+        return 0
+    lines = (Path(checkpoint) / "offsets" / str(max(commits))).read_text().splitlines()
+    # line 0 is the log version, line 1 the batch metadata, then one offset per source
+    return int(json.loads(lines[2])["seq"])
+
+
 def check(checkpoint: str, sink: str, produced: int | None = None) -> Report:
     """Compare sink and generator. `produced` defaults to everything offered: the whole run if it had a
     --duration, else what has been offered until now."""

@@ -43,6 +43,19 @@ def cluster() -> Cluster:
 
 
 @pytest.fixture(scope="session")
+def real_cluster(cluster: Cluster) -> Cluster:
+    """The session's cluster with two real nodes (kubelet + containerd: pods really run) and the project's images
+    imported into them. Simulated nodes get a NoSchedule taint from then on. Needs root."""
+    if os.geteuid() != 0:
+        pytest.skip("real nodes need root (containerd, kubelet, iptables)")
+    for step in (["up", "--nodes", "2", "--real-nodes", "2"], ["images"]):
+        proc = subprocess.run([str(TEST_CLUSTER), *step], capture_output=True, text=True, timeout=3600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"scripts/test-cluster {' '.join(step)} failed:\n{proc.stderr[-4000:]}")
+    return cluster
+
+
+@pytest.fixture(scope="session")
 def crds_installed(cluster: Cluster) -> Cluster:
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "crds"))
     cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
