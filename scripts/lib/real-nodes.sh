@@ -3,10 +3,11 @@
 # Sourced by scripts/test-cluster, which sets CACHE, CLUSTER, KWOK_WORKDIR and the bin dir ($BIN).
 # The recipe and its traps: shared notes real-node/RECIPE.md (2026-11-22).
 #
-# Layout: $NODES_DIR/<node>/{containerd/root (kept: imported images survive `down`), containerd/state, run, cni,
-# kubelet, pki, logs}. Everything but containerd/root is removed by `down`.
+# Layout: $NODES_DIR/n<i>/{containerd/root (kept: imported images survive `down`), containerd/state, run, cni,
+# kubelet, pki, logs}. Everything but containerd/root is removed by `down`. A short path on purpose: the kubelet
+# and containerd put unix sockets under it, and a socket path may not exceed 107 bytes.
 
-NODES_DIR=$KWOK_WORKDIR/real-nodes/$CLUSTER
+NODES_DIR=${ELASTREAM_NODES_DIR:-/var/lib/elastream-test/$CLUSTER}
 POD_CIDR=10.88.0.0/16        # node i gets 10.88.i.0/24 on bridge elastream<i>
 SERVICE_DNS_IP=10.0.0.10     # kwokctl's service CIDR is 10.0.0.0/24; the apiserver is 10.0.0.1
 MASQ_COMMENT="elastream test cluster: pods to the outside"
@@ -14,7 +15,7 @@ REAL_LABEL=elastream.io/real-node
 FAKE_TAINT=kwok.x-k8s.io/node=fake:NoSchedule
 
 node_name() { echo "$CLUSTER-real-$1"; }
-node_dir() { echo "$NODES_DIR/$(node_name "$1")"; }
+node_dir() { echo "$NODES_DIR/n$1"; }
 host_ip() { ip -4 route get 1.1.1.1 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i=="src") {print $(i+1); exit}}'; }
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
@@ -300,6 +301,12 @@ spec:
 EOF
 }
 
+wait_node_registered() {
+  local _
+  for _ in $(seq 120); do kubectl --kubeconfig "$2" get node "$1" >/dev/null 2>&1 && return 0; sleep 0.5; done
+  log "node $1 did not register"; return 1
+}
+
 # up_real_nodes N: start N real nodes, kube-proxy and CoreDNS; returns when all are Ready
 up_real_nodes() {
   local n=$1 i kc; kc=$(kubeconfig_path)
@@ -310,6 +317,7 @@ up_real_nodes() {
   for i in $(seq 1 "$n"); do start_real_node "$i"; done
   start_kube_proxy
   for i in $(seq 1 "$n"); do
+    wait_node_registered "$(node_name "$i")" "$kc"
     kubectl --kubeconfig "$kc" wait --for=condition=Ready "node/$(node_name "$i")" --timeout=120s >&2 || {
       log "node $(node_name "$i") not Ready; its kubelet log: $(node_dir "$i")/logs/kubelet.log"; return 1; }
   done
