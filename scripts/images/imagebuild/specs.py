@@ -1,0 +1,213 @@
+"""The project's images: where their Dockerfiles and contexts are, and the smoke checks a new build must pass
+before its tar is written (a broken image fails the build instead of a pod)."""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .builder import BuildError, Check, CheckContext
+from .cache import Store, chain
+from .context import file_sha256
+
+REPO = Path(__file__).resolve().parents[3]
+COREDNS_VERSION = "v1.15.0"
+
+
+@dataclass
+class Env:
+    """What preparing a build context may use."""
+    cache: Path                  # ${ELASTREAM_CACHE:-~/.cache/elastream}
+    store: Store
+    log: Callable[[str], None]
+    coredns_bin: Path | None     # --coredns-bin
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    name: str
+    ref: str
+    dockerfile: str                                   # relative to the repository
+    context: str | Callable[[Env], Path]              # a directory of the repository, or made on the host
+    wheels: bool = False                              # RUN steps get the project's wheel cache (pip offline)
+    checks: tuple[Check, ...] = ()
+
+
+# -- checks ------------------------------------------------------------------------------------------------------
+
+SPARK_PY = r"""
+import glob, os, sys, tempfile, zipfile
+import pyspark, pyarrow, numpy
+import elastream, elasticity, controllers, spark_apps.runner
+assert pyspark.__version__ == "4.3.0", pyspark.__version__
+home = os.environ["SPARK_HOME"]
+assert os.path.samefile(home, os.path.dirname(pyspark.__file__)), home
+assert os.access(os.path.join(home, "bin", "spark-submit"), os.X_OK)
+backend = "org/apache/spark/scheduler/cluster/k8s/KubernetesExecutorBackend.class"
+jars = glob.glob(os.path.join(home, "jars", "spark-kubernetes_*.jar"))
+assert any(backend in zipfile.ZipFile(j).namelist() for j in jars), jars
+assert os.getuid() == 185 and os.getgid() == 0, (os.getuid(), os.getgid())
+assert os.environ["PYSPARK_PYTHON"] == sys.executable or os.path.samefile(os.environ["PYSPARK_PYTHON"], sys.executable)
+for d in (os.getcwd(), os.path.expanduser("~"), tempfile.gettempdir()):
+    with tempfile.NamedTemporaryFile(dir=d):
+        pass
+print(f"python {sys.version.split()[0]}, pyspark {pyspark.__version__}, pyarrow {pyarrow.__version__}, "
+      f"user {os.getuid()}, cwd {os.getcwd()}")
+"""
+
+# an executor as Spark on Kubernetes starts it, with a driver that is not there: it must get as far as
+# KubernetesExecutorBackend trying to reach the driver (classpath, java options, arguments all fine)
+EXECUTOR_ENV = {
+    "SPARK_DRIVER_URL": "spark://CoarseGrainedScheduler@127.0.0.1:1",
+    "SPARK_EXECUTOR_ID": "1", "SPARK_EXECUTOR_CORES": "1", "SPARK_EXECUTOR_MEMORY": "256m",
+    "SPARK_APPLICATION_ID": "spark-smoke-check", "SPARK_EXECUTOR_POD_IP": "127.0.0.1",
+    "SPARK_RESOURCE_PROFILE_ID": "0", "SPARK_EXECUTOR_POD_NAME": "smoke-check-exec-1",
+    "SPARK_JAVA_OPT_0": "-Dspark.driver.port=1", "SPARK_JAVA_OPT_1": "-Dspark.network.timeout=5s",
+    "SPARK_LOCAL_IP": "127.0.0.1",      # the build host's name need not resolve in the image (pods get /etc/hosts)
+}
+
+
+def check_spark(ctx: CheckContext) -> None:
+    out = ctx.run(["/opt/entrypoint.sh", "python3", "-c", SPARK_PY])
+    ctx.log(f"  {out.strip().splitlines()[-1]}")
+    out = ctx.run(["/opt/entrypoint.sh", "java", "-version"])
+    ctx.log(f"  {out.strip().splitlines()[0]}")
+    ctx.run(["pip", "check"])
+    out = ctx.run(["/opt/entrypoint.sh", "executor"], env=EXECUTOR_ENV, expect=None, timeout=300)
+    if "KubernetesExecutorBackend" not in out or "Failed to connect to /127.0.0.1:1" not in out:
+        raise BuildError(f"the executor entrypoint did not start KubernetesExecutorBackend:\n{out[-4000:]}")
+    ctx.log("  executor entrypoint: KubernetesExecutorBackend started and tried to reach the driver")
+
+
+OPERATOR_PY = r"""
+import os
+import kopf, kubernetes, elastream, elasticity, spark_apps
+import controllers.operator_settings, controllers.policy, controllers.streamapp
+assert os.getuid() == 10001, os.getuid()
+compile(open("/app/operator/main.py").read(), "/app/operator/main.py", "exec")
+print(f"operator modules import, user {os.getuid()}")
+"""
+
+
+def check_operator(ctx: CheckContext) -> None:
+    ctx.log(f"  {ctx.run(['python3', '-c', OPERATOR_PY]).strip().splitlines()[-1]}")
+    ctx.log(f"  {ctx.run(['kopf', '--version']).strip()}")
+    ctx.run(["pip", "check"])
+
+
+def check_prometheus(ctx: CheckContext) -> None:
+    ctx.log(f"  {ctx.run(['/usr/bin/prometheus', '--version']).strip().splitlines()[0]}")
+    ctx.run(["promtool", "check", "config", "/etc/prometheus/prometheus.yml"])
+    ctx.run(["sh", "-c", 'test "$(id -u)" = 65534 && touch /prometheus/.probe && rm /prometheus/.probe'])
+
+
+def static_elf(path: Path) -> bool:
+    """True for an ELF executable without a program interpreter (statically linked)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if head[:4] != b"\x7fELF" or head[4] != 2:
+            return False
+        phoff, = struct.unpack_from("<Q", head, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+        for i in range(phnum):
+            f.seek(phoff + i * phentsize)
+            p_type, = struct.unpack("<I", f.read(4))
+            if p_type == 3:                            # PT_INTERP
+                return False
+    return True
+
+
+def _static_binary(ctx: CheckContext, inside: str) -> Path:
+    path = ctx.path(inside)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise BuildError(f"{inside} is missing or not executable")
+    if not static_elf(path):
+        raise BuildError(f"{inside} is not a static ELF executable (a scratch image has no libc)")
+    return path
+
+
+def check_pause(ctx: CheckContext) -> None:
+    # static: it runs the same on the host; it must sleep until SIGTERM, then exit 0
+    proc = subprocess.Popen([str(_static_binary(ctx, "/pause"))], env={})
+    time.sleep(0.5)
+    if proc.poll() is not None:
+        raise BuildError(f"/pause exited on its own ({proc.returncode})")
+    proc.send_signal(signal.SIGTERM)
+    try:
+        rc = proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise BuildError("/pause ignored SIGTERM") from None
+    if rc != 0:
+        raise BuildError(f"/pause exited with {rc} on SIGTERM")
+
+
+def check_coredns(ctx: CheckContext) -> None:
+    out = subprocess.run([str(_static_binary(ctx, "/coredns")), "-version"], env={}, capture_output=True,
+                         text=True, timeout=60).stdout
+    if f"CoreDNS-{COREDNS_VERSION.lstrip('v')}" not in out:
+        raise BuildError(f"/coredns -version: {out.strip()!r}, expected CoreDNS-{COREDNS_VERSION.lstrip('v')}")
+
+
+# -- contexts made on the host -----------------------------------------------------------------------------------
+
+def pause_context(env: Env) -> Path:
+    """scripts/images/pause built with the local Go toolchain (static, CGO_ENABLED=0), cached by source."""
+    src = REPO / "scripts/images/pause"
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    version = subprocess.run([go, "version"], capture_output=True, text=True, check=True).stdout.strip()
+    key = chain("pause", version, file_sha256(src / "main.go"), file_sha256(src / "go.mod"))[:16]
+    out = env.store.build / f"pause-{key}"
+    if (out / "pause").is_file():
+        return out
+    tmp = env.store.tmp_path(env.store.build, out.name)
+    tmp.mkdir(parents=True, exist_ok=True)
+    env.log(f"go build pause ({version})")
+    go_env = {**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"}
+    proc = subprocess.run([go, "build", "-trimpath", "-ldflags=-s -w", "-o", str(tmp / "pause"), "."],
+                          cwd=src, env=go_env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise BuildError(f"go build of {src} failed:\n{proc.stderr}")
+    tmp.rename(out)
+    return out
+
+
+def coredns_context(env: Env) -> Path:
+    """The directory holding the coredns binary that `scripts/test-cluster build` made (or --coredns-bin)."""
+    default = env.cache / "bin" / f"coredns-{COREDNS_VERSION}" / "coredns"
+    path = env.coredns_bin or default
+    if env.coredns_bin is None and not (default.parent / ".complete").is_file():
+        raise BuildError(f"no CoreDNS {COREDNS_VERSION} binary at {default}: `scripts/test-cluster build` makes it "
+                         "(or pass --coredns-bin PATH)")
+    if not path.is_file():
+        raise BuildError(f"--coredns-bin {path}: no such file")
+    if path.name == "coredns":
+        return path.parent
+    staged = env.store.build / f"coredns-{file_sha256(path)[:16]}"      # the Dockerfile COPYs "coredns"
+    if not (staged / "coredns").is_file():
+        tmp = env.store.tmp_path(env.store.build, staged.name)
+        tmp.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, tmp / "coredns")
+        tmp.rename(staged)
+    return staged
+
+
+IMAGES = {spec.name: spec for spec in (
+    ImageSpec("pause", "localhost/elastream/pause:1", "scripts/images/pause/Dockerfile", pause_context,
+              checks=(check_pause,)),
+    ImageSpec("coredns", f"localhost/elastream/coredns:{COREDNS_VERSION}", "scripts/images/coredns.Dockerfile",
+              coredns_context, checks=(check_coredns,)),
+    ImageSpec("prometheus", "localhost/elastream/prometheus:1", "scripts/images/prometheus.Dockerfile",
+              "scripts/images", checks=(check_prometheus,)),
+    ImageSpec("operator", "ghcr.io/elastream/operator:0.1.0", "operator/Dockerfile", ".", wheels=True,
+              checks=(check_operator,)),
+    ImageSpec("spark-runner", "ghcr.io/elastream/spark-runner:0.1.0", "spark_apps/Dockerfile", ".", wheels=True,
+              checks=(check_spark,)),
+)}

@@ -1,0 +1,3 @@
+module elastream.local/pause
+
+go 1.22
