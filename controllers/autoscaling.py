@@ -17,7 +17,7 @@ from controllers import kube, managed
 from controllers.events import KopfEventSink
 from controllers.metrics import DECISIONS, ERRORS, REALIZE_SECONDS
 from controllers.state_store import ConfigMapStateStore
-from controllers.status import evaluated_status, invalid_status
+from controllers.status import evaluated_status, invalid_status, unavailable_status
 from elastream.adapters.control import ControlEndpointClient, ControlError
 from elastream.adapters.observation import SPARK_STAGE, MetricsUnavailable
 from elastream.adapters.prometheus import PrometheusMetricsSource
@@ -29,7 +29,6 @@ from elastream.policy_config import to_policy_config
 from elasticity.adapters import SystemClock
 from elasticity.autoscaler import JobAutoscaler
 from elasticity.model import Decision, JobObservation
-from elasticity.ports import Event
 
 log = logging.getLogger(__name__)
 RETRY_INVALID_S = 30.0
@@ -82,11 +81,21 @@ def resolve_policy(namespace: str, spec: StreamAppSpec) -> ElasticityPolicySpec:
 
 
 def control_client(namespace: str, name: str, spec: StreamAppSpec) -> ControlEndpointClient:
+    """The job's control endpoint with its token; SecretProblem (message naming the field) if the token is missing."""
     attach = spec.spark.attach
     if attach is not None:
-        token = kube.read_secret_key(namespace, attach.token_secret_ref.name, attach.token_secret_ref.key)
+        ref = attach.token_secret_ref
+        try:
+            token = kube.read_secret_key(namespace, ref.name, ref.key)
+        except kube.SecretProblem as err:
+            field = "spec.spark.attach.tokenSecretRef" + (".key" if err.reason == "SecretKeyNotFound" else "")
+            raise kube.SecretProblem(err.reason, f"{field}: {err}") from None
         return ControlEndpointClient(attach.control_url, token)
-    token = kube.read_secret_key(namespace, managed.names(name)["secret"], "token")
+    try:
+        token = kube.read_secret_key(namespace, managed.names(name)["secret"], "token")
+    except kube.SecretProblem as err:
+        raise kube.SecretProblem(err.reason, f"{err} (the control token the operator creates; it is created "
+                                 "again at the next resync)") from None
     return ControlEndpointClient(managed.control_url(name, namespace), token)
 
 
@@ -100,14 +109,16 @@ def evaluate(body: dict[str, Any]) -> float:
         policy = resolve_policy(namespace, spec)
         config = to_policy_config(policy, spec)
     except ValidationError as err:
-        kube.patch_status(namespace, "streamapps", name, invalid_status(old, "; ".join(describe_errors(err)), generation))
-        return RETRY_INVALID_S
+        return _report(body, lambda st: invalid_status(st, "; ".join(describe_errors(err)), generation))
     except UserError as err:
-        kube.patch_status(namespace, "streamapps", name, invalid_status(old, str(err), generation))
-        return RETRY_INVALID_S
+        return _report(body, lambda st: invalid_status(st, str(err), generation))
     if spec.suspend or spec.engine != "spark":
-        return config.evaluation_interval_s  # the reconcile handler reports these states
-    client = control_client(namespace, name, spec)
+        return config.evaluation_interval_s  # the reconcile pass reports these states
+    try:
+        client = control_client(namespace, name, spec)
+    except kube.SecretProblem as err:  # looked for again soon: creating the Secret is all it takes
+        _report(body, lambda st: unavailable_status(st, err.reason, str(err), generation))
+        return min(RETRY_INVALID_S, config.evaluation_interval_s)
     metrics = ReportingMetricsSource(PrometheusMetricsSource(
         policy.metrics.prometheus.url, policy.metrics.prometheus.queries.to_wire(), name,
         max_parallelism=spec.spark.max_parallelism))
@@ -116,10 +127,23 @@ def evaluate(body: dict[str, Any]) -> float:
     decision = _manual_override(autoscaler, spec, old, client) or autoscaler.scale()
     DECISIONS.labels(action=decision.action, guard=decision.guard or "").inc()
     realized = decision.changed and not decision.advisory and decision.guard != "realize_failed"
-    status = evaluated_status(old, decision, metrics.observation, realized, metrics.problem, generation)
-    _current_from_job(status, client)
-    kube.patch_status(namespace, "streamapps", name, status)
+    current = _current_from_job(client)
+
+    def change(fresh: dict[str, Any]) -> dict[str, Any]:
+        status = {**fresh, **evaluated_status(fresh, decision, metrics.observation, realized, metrics.problem,
+                                              generation)}
+        if current is not None:
+            status["currentExecutors"] = current
+        return status
+
+    kube.update_status(namespace, name, change)
     return config.evaluation_interval_s
+
+
+def _report(body: dict[str, Any], change) -> float:
+    """Write a status that says why nothing was evaluated; retry later."""
+    kube.update_status(body["metadata"]["namespace"], body["metadata"]["name"], change)
+    return RETRY_INVALID_S
 
 
 def _manual_override(autoscaler: JobAutoscaler, spec: StreamAppSpec, old: dict[str, Any],
@@ -128,26 +152,16 @@ def _manual_override(autoscaler: JobAutoscaler, spec: StreamAppSpec, old: dict[s
     wanted, decided = spec.replicas, old.get("desiredExecutors")
     if wanted is None or wanted == decided:
         return None
-    current = client.executors().get("current", decided or wanted)
-    now = autoscaler.clock.now()
-    d = Decision(job=autoscaler.job, timestamp=now, policy="manual", action="scale",
-                 current={SPARK_STAGE: int(current)}, targets={SPARK_STAGE: int(wanted)},
-                 reason=f"manual override: spec.replicas set to {wanted} (kubectl scale), {current} running",
-                 guard="manual")
-    client.set_executors(wanted)
-    obs = autoscaler.metrics.observe(autoscaler.job)
-    if obs is not None:
-        autoscaler.record_rescale(d, obs)
-    autoscaler.state.last_decision = d.to_dict()
-    autoscaler.store.save(autoscaler.job, autoscaler.state.to_dict())
-    autoscaler.events.emit(autoscaler.job, Event("Normal", "ManualOverride", d.reason, d.to_dict()))
-    return d
+    current = int(client.executors().get("current", decided or wanted))
+    reason = f"manual override: spec.replicas set to {wanted} (kubectl scale), {current} running"
+    return autoscaler.override({SPARK_STAGE: int(wanted)}, reason, current={SPARK_STAGE: current})
 
 
-def _current_from_job(status: dict[str, Any], client: ControlEndpointClient) -> None:
+def _current_from_job(client: ControlEndpointClient) -> int | None:
     """The executor count the job itself reports is fresher than Prometheus' last scrape."""
     try:
-        status["currentExecutors"] = int(client.executors()["current"])
+        return int(client.executors()["current"])
     except (ControlError, KeyError, ValueError) as err:
         ERRORS.labels(kind="control").inc()
         log.info("could not read executors from the control endpoint: %s", err)
+        return None

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import base64
+import copy
 import functools
+import json
 import os
-from typing import Any
+from typing import Any, Callable
 
 import kubernetes
 from kubernetes.client.rest import ApiException
@@ -38,8 +40,34 @@ def get_custom(namespace: str, plural: str, name: str) -> dict[str, Any] | None:
         raise
 
 
-def patch_status(namespace: str, plural: str, name: str, status: dict[str, Any]) -> None:
-    custom().patch_namespaced_custom_object_status(GROUP, VERSION, namespace, plural, name, {"status": status})
+def update_status(namespace: str, name: str, change: Callable[[dict[str, Any]], dict[str, Any]],
+                  plural: str = "streamapps", attempts: int = 8) -> dict[str, Any] | None:
+    """Write status as `change(latest status)`, with optimistic concurrency.
+
+    Two writers share a StreamApp's status (the reconcile handlers and the autoscaling loop), each setting its
+    own conditions in one list. A merge patch of the list would drop what the other wrote since we read it, so we
+    read, change the freshest status, and PUT it with its resourceVersion; a 409 means someone wrote in between:
+    read again and redo the change. (Server-side apply with a field manager per writer would work too, but a
+    manager's conditions it leaves out of an apply are deleted, so every writer would have to re-assert all of
+    its conditions every time.) Nothing is written when the change changes nothing. None if the object is gone.
+    """
+    for _ in range(attempts):
+        body = get_custom(namespace, plural, name)
+        if body is None:
+            return None
+        old = body.get("status") or {}
+        new = change(copy.deepcopy(old))
+        if new == old:
+            return body
+        body["status"] = new
+        try:
+            return custom().replace_namespaced_custom_object_status(GROUP, VERSION, namespace, plural, name, body)
+        except ApiException as err:
+            if err.status == 404:
+                return None
+            if err.status != 409:
+                raise
+    raise RuntimeError(f"status of {plural}/{name} in {namespace}: still conflicting after {attempts} attempts")
 
 
 def patch_replicas(namespace: str, name: str, replicas: int) -> None:
@@ -48,19 +76,75 @@ def patch_replicas(namespace: str, name: str, replicas: int) -> None:
                                                   {"spec": {"replicas": int(replicas)}})
 
 
+class SecretProblem(Exception):
+    """A Secret or one of its keys is missing; `reason` is the condition reason (SecretNotFound, SecretKeyNotFound)."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 def read_secret_key(namespace: str, name: str, key: str) -> str:
-    secret = core().read_namespaced_secret(name, namespace)
+    try:
+        secret = core().read_namespaced_secret(name, namespace)
+    except ApiException as err:
+        if err.status == 404:
+            raise SecretProblem("SecretNotFound", f"Secret {namespace}/{name} not found") from None
+        raise
     if key not in (secret.data or {}):
-        raise KeyError(f"Secret {namespace}/{name} has no key {key!r}")
+        raise SecretProblem("SecretKeyNotFound", f"Secret {namespace}/{name} has no key {key!r}")
     return base64.b64decode(secret.data[key]).decode().strip()
 
 
-def create_if_absent(manifest: dict[str, Any], namespace: str) -> bool:
-    """Create the object unless it exists (idempotent reconciles); True when created."""
+def get_pod(namespace: str, name: str) -> dict[str, Any] | None:
+    """The pod as plain JSON (camelCase, as in a manifest), or None."""
     try:
-        kubernetes.utils.create_from_dict(api_client(), manifest, namespace=namespace)
-        return True
+        resp = core().read_namespaced_pod(name, namespace, _preload_content=False)
+    except ApiException as err:
+        if err.status == 404:
+            return None
+        raise
+    return json.loads(resp.data)
+
+
+def delete_pod(namespace: str, name: str, grace_period_s: int | None = None) -> None:
+    """Delete a pod (gracefully unless grace_period_s says otherwise); gone already is fine."""
+    try:
+        core().delete_namespaced_pod(name, namespace, grace_period_seconds=grace_period_s)
+    except ApiException as err:
+        if err.status != 404:
+            raise
+
+
+def sync_config_map(manifest: dict[str, Any], namespace: str) -> bool:
+    """Make an existing ConfigMap's data the manifest's; True when it had to change."""
+    name = manifest["metadata"]["name"]
+    current = core().read_namespaced_config_map(name, namespace)
+    if (current.data or {}) == manifest["data"]:
+        return False
+    core().replace_namespaced_config_map(name, namespace, {**manifest, "metadata": {
+        **manifest["metadata"], "resourceVersion": current.metadata.resource_version}})
+    return True
+
+
+def create_if_absent(manifest: dict[str, Any], namespace: str) -> str | None:
+    """Create the object unless it exists (idempotent reconciles); its creationTimestamp when created, else None."""
+    try:
+        (created,) = kubernetes.utils.create_from_dict(api_client(), manifest, namespace=namespace)
     except kubernetes.utils.FailToCreateError as err:
         if all(getattr(e, "status", None) == 409 for e in err.api_exceptions):
-            return False
+            return None
         raise
+    return created.metadata.creation_timestamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def api_error_message(err: Exception) -> str:
+    """The API server's own words for a failed call (e.g. an RBAC refusal), for a condition message."""
+    errors = getattr(err, "api_exceptions", None) or [err]  # create_from_dict wraps them in FailToCreateError
+    messages = []
+    for e in errors:
+        try:
+            messages.append(json.loads(e.body)["message"])
+        except (AttributeError, TypeError, ValueError, KeyError):
+            messages.append(f"{getattr(e, 'status', '')} {getattr(e, 'reason', '') or e}".strip())
+    return "; ".join(messages)

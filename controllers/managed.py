@@ -1,15 +1,20 @@
 """The Kubernetes objects of an operator-managed Spark StreamApp, as plain manifests.
 
 The driver runs the spark_apps runner with a `k8s://` master; Spark creates the executors as pods owned by
-the driver pod. The driver's ServiceAccount may manage pods and their config maps in its namespace, nothing else.
-Every object carries an owner reference to the StreamApp, so deleting the StreamApp removes them all.
+the driver pod. Driver and executors mount one shared volume at /var/lib/elastream (checkpoint and sink: the
+state store and the sink files are written by executors). The driver's ServiceAccount may manage pods and their
+config maps in its namespace, nothing else. Every object carries an owner reference to the StreamApp, so deleting
+the StreamApp removes them all.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
-from elastream.api.streamapp import StreamAppSpec
+import yaml
+
+from elastream.api.streamapp import DATA_PATH, StreamAppSpec
 from elastream.runner_args import runner_args
 
 METRICS_PORT = 9108
@@ -19,6 +24,13 @@ DRIVER_PORT = 7078
 BLOCK_MANAGER_PORT = 7079
 LABEL_APP = "elastream.io/app"
 LABEL_ROLE = "elastream.io/role"
+SPEC_HASH = "elastream.io/spec-hash"  # on the driver pod: digest of its template and the ConfigMap it reads
+SPEC_FIELDS = "elastream.io/spec-fields"  # on the driver pod: digest per spec.spark field, to say what changed
+SPARK_UID = 185  # the user of the runner image (spark_apps/Dockerfile) and of apache/spark images
+CONF_DIR = "/etc/elastream"
+EXECUTOR_TEMPLATE = "executor-pod-template.yaml"
+VOLUME = "data"  # the shared volume's name, in the driver pod and in Spark's executor volume conf
+DRIVER_GRACE_S = 60  # SIGTERM → the runner stops the query and Spark deletes its executors
 
 
 def names(app: str) -> dict[str, str]:
@@ -30,6 +42,7 @@ def names(app: str) -> dict[str, str]:
         "roleBinding": f"{app}-spark",
         "secret": f"{app}-control",
         "configMap": f"{app}-config",
+        "claim": f"{app}-data",
     }
 
 
@@ -62,22 +75,48 @@ def metrics_url(app: str, namespace: str) -> str:
     return f"http://{names(app)['service']}.{namespace}.svc:{METRICS_PORT}/metrics"
 
 
+def claim_name(app: str, spec: StreamAppSpec) -> str:
+    """The shared volume's claim: the user's, or the one the operator creates."""
+    return spec.spark.storage.claim_name or names(app)["claim"]
+
+
+def paths(app: str, spec: StreamAppSpec) -> dict[str, str]:
+    """Checkpoint and sink: per app on the shared volume, unless the checkpoint is set elsewhere (e.g. s3a://)."""
+    return {"checkpoint": spec.spark.checkpoint_location or f"{DATA_PATH}/{app}/checkpoint",
+            "sink": f"{DATA_PATH}/{app}/sink"}
+
+
+def _storage_conf(app: str, spec: StreamAppSpec) -> dict[str, str]:
+    """The shared volume in the executors (Spark mounts it into every executor pod it creates)."""
+    prefix = f"spark.kubernetes.executor.volumes.persistentVolumeClaim.{VOLUME}"
+    return {f"{prefix}.options.claimName": claim_name(app, spec), f"{prefix}.mount.path": DATA_PATH,
+            f"{prefix}.mount.readOnly": "false"}
+
+
 def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
     """What the runner reads from the ConfigMap: the Spark section of the spec plus derived settings."""
     spark = spec.spark
     conf = {
         "spark.kubernetes.namespace": namespace,
         "spark.kubernetes.container.image": spark.image,
+        "spark.kubernetes.container.image.pullPolicy": spark.image_pull_policy,
         "spark.kubernetes.driver.pod.name": names(app)["driver"],
         "spark.kubernetes.authenticate.driver.serviceAccountName": names(app)["serviceAccount"],
         "spark.kubernetes.executor.label." + LABEL_APP: app,
         "spark.kubernetes.executor.label." + LABEL_ROLE: "executor",
+        "spark.kubernetes.executor.podTemplateFile": f"{CONF_DIR}/{EXECUTOR_TEMPLATE}",
+        # client mode: Spark created no driver Service, so it has none to delete (and needs no right to)
+        "spark.kubernetes.driver.service.deleteOnTermination": "false",
         "spark.driver.host": f"{names(app)['service']}.{namespace}.svc",
+        "spark.driver.bindAddress": "0.0.0.0",
         "spark.driver.port": str(DRIVER_PORT),
         "spark.driver.blockManager.port": str(BLOCK_MANAGER_PORT),
+        "spark.driver.memory": spark.driver.memory,
         "spark.executor.cores": str(spark.executor.cores),
         "spark.executor.memory": spark.executor.memory,
         "spark.sql.shuffle.partitions": str(spark.max_parallelism),
+        **_storage_conf(app, spec),
+        **{f"spark.kubernetes.node.selector.{k}": v for k, v in spark.node_selector.items()},
         **spark.conf,
     }
     return {
@@ -86,10 +125,22 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         "executors": spark.executors.to_wire(),
         "application": spark.application.to_wire(),
         "source": spark.source.to_wire(),
-        "checkpointLocation": spark.checkpoint_location or f"/var/lib/elastream/{app}/checkpoint",
+        "checkpointLocation": paths(app, spec)["checkpoint"],
         "triggerInterval": spark.trigger_interval,
         "conf": conf,
     }
+
+
+def _security_context() -> dict[str, Any]:
+    """Driver and executors run as the same user, so what one writes on the shared volume the other can change;
+    fsGroup makes the volume group-writable where the volume type supports it (hostPath and NFS do not)."""
+    return {"runAsUser": SPARK_UID, "runAsGroup": SPARK_UID, "fsGroup": SPARK_UID,
+            "fsGroupChangePolicy": "OnRootMismatch"}
+
+
+def executor_pod_template() -> str:
+    """Spark's executor pod template (read by the driver from the ConfigMap mount): what Spark conf cannot say."""
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "spec": {"securityContext": _security_context()}})
 
 
 def config_map(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
@@ -99,7 +150,8 @@ def config_map(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
     defaults = "".join(f"{k} {v}\n" for k, v in sorted(config["conf"].items()))
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": _meta(names(app)["configMap"], app, owner_reference(body), "config"),
-            "data": {"app.json": json.dumps(config, indent=2, sort_keys=True), "spark-defaults.conf": defaults}}
+            "data": {"app.json": json.dumps(config, indent=2, sort_keys=True), "spark-defaults.conf": defaults,
+                     EXECUTOR_TEMPLATE: executor_pod_template()}}
 
 
 def secret(body: dict[str, Any], token: str) -> dict[str, Any]:
@@ -115,19 +167,25 @@ def service_account(body: dict[str, Any]) -> dict[str, Any]:
             "metadata": _meta(names(app)["serviceAccount"], app, owner_reference(body), "driver")}
 
 
+# What Spark 4's Kubernetes backend does as the driver (fabric8 client): watches and lists its executor pods,
+# creates them, labels them with their executor id (patch), deletes them one by one and by label selector
+# (deletecollection: excess pending pods, and all of them on stop); creates the executors' config map and
+# deletes it by label on stop; lists persistent volume claims for reuse before each allocation and deletes the
+# ones it created by label on stop. The operator's own ClusterRole must hold each of these verbs to grant them.
+DRIVER_RULES = [
+    {"apiGroups": [""], "resources": ["pods"],
+     "verbs": ["get", "list", "watch", "create", "patch", "delete", "deletecollection"]},
+    {"apiGroups": [""], "resources": ["configmaps"],
+     "verbs": ["get", "list", "watch", "create", "delete", "deletecollection"]},
+    {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["list", "deletecollection"]},
+]
+
+
 def role(body: dict[str, Any]) -> dict[str, Any]:
     """The driver may manage executor pods (and the config maps Spark mounts into them) — nothing else."""
     app = body["metadata"]["name"]
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-        "metadata": _meta(names(app)["role"], app, owner_reference(body), "driver"),
-        "rules": [
-            {"apiGroups": [""], "resources": ["pods"],
-             "verbs": ["get", "list", "watch", "create", "delete", "deletecollection", "patch"]},
-            {"apiGroups": [""], "resources": ["configmaps"],
-             "verbs": ["get", "list", "watch", "create", "delete", "deletecollection"]},
-        ],
-    }
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": _meta(names(app)["role"], app, owner_reference(body), "driver"), "rules": DRIVER_RULES}
 
 
 def role_binding(body: dict[str, Any]) -> dict[str, Any]:
@@ -141,6 +199,7 @@ def role_binding(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def service(body: dict[str, Any]) -> dict[str, Any]:
+    """Headless; executors dial the driver by this name while it is not Ready yet, hence publishNotReadyAddresses."""
     app = body["metadata"]["name"]
     ports = [("metrics", METRICS_PORT), ("control", CONTROL_PORT), ("ui", UI_PORT),
              ("driver", DRIVER_PORT), ("blockmanager", BLOCK_MANAGER_PORT)]
@@ -148,43 +207,88 @@ def service(body: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "v1", "kind": "Service",
         "metadata": _meta(names(app)["service"], app, owner_reference(body), "driver"),
         "spec": {"selector": {LABEL_APP: app, LABEL_ROLE: "driver"}, "clusterIP": "None",
+                 "publishNotReadyAddresses": True,
                  "ports": [{"name": n, "port": p, "targetPort": p} for n, p in ports]},
     }
 
 
-def driver_pod(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
+def persistent_volume_claim(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any] | None:
+    """The shared volume's claim when the user names none: ReadWriteMany, owned by the StreamApp."""
+    storage = spec.spark.storage
+    if storage.claim_name:
+        return None
+    app = body["metadata"]["name"]
+    claim = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": storage.size}}}
+    if storage.storage_class_name:
+        claim["storageClassName"] = storage.storage_class_name
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": _meta(names(app)["claim"], app, owner_reference(body), "data"), "spec": claim}
+
+
+def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
     app, ns = body["metadata"]["name"], body["metadata"]["namespace"]
-    n, spark, config = names(app), spec.spark, app_config(app, ns, spec)
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": _meta(n["driver"], app, owner_reference(body), "driver"),
-        "spec": {
-            "serviceAccountName": n["serviceAccount"],
-            "restartPolicy": "OnFailure",
-            "containers": [{
-                "name": "driver",
-                "image": spark.image,
-                "command": ["python3", "-m", "spark_apps.runner"],
-                "args": runner_args(app, spec, master=config["master"], checkpoint=config["checkpointLocation"],
-                                    sink=f"/var/lib/elastream/{app}/sink", metrics_port=METRICS_PORT,
-                                    control_port=CONTROL_PORT, token_file="/var/run/elastream/token"),
-                "env": [{"name": "SPARK_CONF_DIR", "value": "/etc/elastream"}],
-                "ports": [{"name": "metrics", "containerPort": METRICS_PORT},
-                          {"name": "control", "containerPort": CONTROL_PORT},
-                          {"name": "ui", "containerPort": UI_PORT}],
-                "resources": {"requests": {"cpu": str(spark.driver.cores), "memory": _k8s_memory(spark.driver.memory)}},
-                "volumeMounts": [{"name": "config", "mountPath": "/etc/elastream", "readOnly": True},
-                                 {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True},
-                                 {"name": "data", "mountPath": "/var/lib/elastream"}],
-                "readinessProbe": {"httpGet": {"path": "/healthz", "port": CONTROL_PORT}, "periodSeconds": 10},
-            }],
-            # the default checkpoint lives in an emptyDir (lost with the pod): set spark.checkpointLocation
-            # to durable storage (a PVC path or s3a://) for exactly-once across driver pod restarts
-            "volumes": [{"name": "config", "configMap": {"name": n["configMap"]}},
-                        {"name": "token", "secret": {"secretName": n["secret"]}},
-                        {"name": "data", "emptyDir": {}}],
-        },
+    n, spark, where = names(app), spec.spark, paths(app, spec)
+    # a recreated driver starts with the executors last asked for, not the initial count
+    start = spec.replicas or spark.executors.initial
+    args = runner_args(app, spec, master=app_config(app, ns, spec)["master"], checkpoint=where["checkpoint"],
+                       sink=where["sink"], metrics_port=METRICS_PORT, control_port=CONTROL_PORT,
+                       token_file="/var/run/elastream/token", executors=start)
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": n["serviceAccount"],
+        "restartPolicy": "OnFailure",
+        "terminationGracePeriodSeconds": DRIVER_GRACE_S,
+        "securityContext": _security_context(),
+        "containers": [{
+            "name": "driver",
+            "image": spark.image,
+            "imagePullPolicy": spark.image_pull_policy,
+            "command": ["python3", "-m", "spark_apps.runner"],
+            "args": args,
+            "env": [{"name": "SPARK_CONF_DIR", "value": CONF_DIR}],
+            "ports": [{"name": "metrics", "containerPort": METRICS_PORT},
+                      {"name": "control", "containerPort": CONTROL_PORT},
+                      {"name": "ui", "containerPort": UI_PORT}],
+            "resources": {"requests": {"cpu": str(spark.driver.cores), "memory": _k8s_memory(spark.driver.memory)}},
+            "volumeMounts": [{"name": "config", "mountPath": CONF_DIR, "readOnly": True},
+                             {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True},
+                             {"name": VOLUME, "mountPath": DATA_PATH}],
+            "readinessProbe": {"httpGet": {"path": "/healthz", "port": CONTROL_PORT}, "periodSeconds": 10},
+        }],
+        "volumes": [{"name": "config", "configMap": {"name": n["configMap"]}},
+                    {"name": "token", "secret": {"secretName": n["secret"]}},
+                    {"name": VOLUME, "persistentVolumeClaim": {"claimName": claim_name(app, spec)}}],
     }
+    if spark.node_selector:
+        pod_spec["nodeSelector"] = dict(spark.node_selector)
+    metadata = _meta(n["driver"], app, owner_reference(body), "driver")
+    metadata["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(METRICS_PORT),
+                               "prometheus.io/path": "/metrics"}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+
+
+def driver_pod(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
+    """The driver pod, annotated with the digests its replacement is decided on (controllers.driver)."""
+    pod = _driver_template(body, spec)
+    pod["metadata"]["annotations"].update({SPEC_HASH: spec_hash(body, spec),
+                                           SPEC_FIELDS: json.dumps(field_digests(spec), sort_keys=True)})
+    return pod
+
+
+def spec_hash(body: dict[str, Any], spec: StreamAppSpec) -> str:
+    """Digest of what the running driver was started from: its pod and the ConfigMap it read. spec.replicas is
+    left out: a new executor count is realized in place through the control endpoint, never by a restart."""
+    steady = spec.model_copy(update={"replicas": None})
+    return _digest({"pod": _driver_template(body, steady), "config": config_map(body, steady)["data"]})
+
+
+def field_digests(spec: StreamAppSpec) -> dict[str, str]:
+    """A short digest per spec.spark field, so a restart can say which fields changed."""
+    wire = spec.spark.model_dump(by_alias=True, mode="json", exclude={"attach"})
+    return {f"spec.spark.{key}": _digest(value)[:10] for key, value in wire.items()}
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
 
 
 def _k8s_memory(spark_memory: str) -> str:
@@ -196,7 +300,8 @@ def _k8s_memory(spark_memory: str) -> str:
     return text
 
 
-def children(body: dict[str, Any], spec: StreamAppSpec, token: str) -> list[dict[str, Any]]:
-    """Every object of a managed Spark app, in creation order (the pod last: it mounts the others)."""
+def owned_objects(body: dict[str, Any], spec: StreamAppSpec, token: str) -> list[dict[str, Any]]:
+    """Every object of a managed Spark app but the driver pod, in creation order (the pod mounts them)."""
+    claim = persistent_volume_claim(body, spec)
     return [service_account(body), role(body), role_binding(body), secret(body, token),
-            config_map(body, spec), service(body), driver_pod(body, spec)]
+            *([claim] if claim else []), config_map(body, spec), service(body)]

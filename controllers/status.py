@@ -8,7 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from controllers.conditions import set_condition
+from controllers.conditions import get_condition, set_condition
+from controllers.driver import DriverAction
 from elastream.api.status import HISTORY_LIMIT
 from elasticity.autoscaler import GUARD_REASONS
 from elasticity.model import Decision, JobObservation
@@ -72,12 +73,78 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
     return status
 
 
+def unavailable_status(old: dict[str, Any], reason: str, message: str, generation: int) -> dict[str, Any]:
+    """The job cannot be reached or controlled (JobUnreachable, SecretNotFound, SecretKeyNotFound): not Ready."""
+    conds = set_condition(old.get("conditions") or [], "Ready", False, reason, message, generation)
+    conds = set_condition(conds, "Degraded", True, reason, message, generation)
+    return {**old, "conditions": conds, "phase": "Degraded"}
+
+
+# Progressing reasons of a driver on its way; the next step keeps them until the driver pod runs
+DRIVER_ON_ITS_WAY = ("Restarting", "DriverReplaced", "DriverCreated")
+
+
+def progressing_status(old: dict[str, Any], reason: str, message: str, generation: int) -> dict[str, Any]:
+    """Progressing=True with the reason; a job coming back (first start, resume, fixed spec) is Pending."""
+    conds = set_condition(old.get("conditions") or [], "Progressing", True, reason, message, generation)
+    ready = next((c for c in conds if c["type"] == "Ready"), None)
+    if ready is not None and ready["reason"] in ("Suspended", "InvalidSpec"):
+        conds = set_condition(conds, "Ready", False, "Starting", "the job is starting", generation)
+    phase = old.get("phase")
+    return {**old, "conditions": conds, "phase": "Pending" if phase in (None, "Suspended", "Failed") else phase}
+
+
+def failed_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:
+    """The owned objects could not be made (the API server's words: an RBAC refusal, a quota): retried."""
+    conds = set_condition(old.get("conditions") or [], "Progressing", False, "ReconcileFailed", message, generation)
+    return {**old, "conditions": conds}
+
+
+def not_supported_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:
+    conds = set_condition(old.get("conditions") or [], "Ready", False, "EngineNotSupported", message, generation)
+    return {**old, "conditions": conds, "phase": "Pending"}
+
+
+def suspended_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:
+    conds = set_condition(old.get("conditions") or [], "Progressing", False, "Suspended", message, generation)
+    conds = set_condition(conds, "Ready", False, "Suspended", message, generation)
+    return {**old, "conditions": conds, "phase": "Suspended"}
+
+
+def driver_status(old: dict[str, Any], action: DriverAction, pod: dict[str, Any] | None,
+                  generation: int) -> dict[str, Any]:
+    """Status after one step of the driver's lifecycle (controllers.driver.plan)."""
+    progressing = get_condition(old.get("conditions") or [], "Progressing") or {}
+    if action.kind == "stop" or (action.kind == "keep" and pod is None):
+        return suspended_status(old, action.message, generation)
+    if action.kind in ("restart", "replace"):
+        reason = "Restarting" if action.kind == "restart" else "DriverReplaced"
+        return progressing_status(old, reason, action.message, generation)
+    if action.kind == "wait" or (action.kind == "create" and progressing.get("reason") in DRIVER_ON_ITS_WAY):
+        return old  # still on its way: the condition keeps saying why
+    if action.kind == "create":
+        return progressing_status(old, "DriverCreated", action.message, generation)
+    if (pod.get("status") or {}).get("phase") == "Running":
+        return progressing_status(old, "DriverRunning", "the driver pod runs the current spec", generation)
+    if progressing.get("reason") in DRIVER_ON_ITS_WAY:
+        return old
+    return progressing_status(old, "DriverPending", _pending_message(pod), generation)
+
+
+def _pending_message(pod: dict[str, Any]) -> str:
+    """Why the driver pod is not running yet, in the scheduler's words when it could not place it."""
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
+            return f"the driver pod is not scheduled: {cond['message']}"
+    return "the driver pod is pending"
+
+
 def invalid_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:
     """Status of a StreamApp whose spec (or policy) cannot be used: nothing is changed, the message says why."""
     conds = old.get("conditions") or []
     conds = set_condition(conds, "Ready", False, "InvalidSpec", message, generation)
     conds = set_condition(conds, "Degraded", True, "InvalidSpec", message, generation)
-    return {"conditions": conds, "phase": "Failed", "observedGeneration": generation}
+    return {**old, "conditions": conds, "phase": "Failed", "observedGeneration": generation}
 
 
 def _hold_reason(d: Decision) -> str:

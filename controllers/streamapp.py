@@ -1,110 +1,91 @@
-"""kopf handlers of StreamApp: reconcile the owned objects and run the autoscaling loop. Thin: parse, call, write."""
+"""kopf handlers of StreamApp: a reconcile pass on create/update/resume, and one loop per StreamApp that keeps its
+driver running and evaluates its policy. Thin: the work is in controllers.lifecycle and controllers.autoscaling."""
 from __future__ import annotations
 
+import dataclasses
 import logging
-import secrets
+import os
+import time
 from typing import Any
 
 import kopf
 from kubernetes.client.rest import ApiException
-from pydantic import ValidationError
 
-from controllers import kube, managed
+from controllers import kube
 from controllers.autoscaling import RETRY_INVALID_S, evaluate
-from controllers.conditions import set_condition
+from controllers.lifecycle import reconcile
 from controllers.metrics import ERRORS
-from controllers.status import invalid_status
+from controllers.status import unavailable_status
 from elastream.adapters.control import ControlError
 from elastream.api import GROUP, VERSION
-from elastream.api.manifests import describe_errors
-from elastream.api.streamapp import StreamAppSpec
 
 RESOURCE = (GROUP, VERSION, "streamapps")
+OBJECTS_EVERY = 6  # every this many driver checks, every other owned object is checked too
 log = logging.getLogger(__name__)
 
 
 @kopf.on.resume(*RESOURCE)
 @kopf.on.create(*RESOURCE)
 @kopf.on.update(*RESOURCE, field="spec")
-def reconcile(body: kopf.Body, name: str, namespace: str, meta: kopf.Meta, status: kopf.Status,
-              patch: kopf.Patch, logger, **_) -> None:
-    generation = meta.get("generation", 0)
-    try:
-        spec = StreamAppSpec.model_validate(dict(body["spec"]))
-    except ValidationError as err:
-        patch.status.update(invalid_status(dict(status), "; ".join(describe_errors(err)), generation))
-        return
-    conds = list(status.get("conditions") or [])
-    patch.status["selector"] = managed.selector(name)
-    patch.status["observedGeneration"] = generation
-    if spec.suspend:
-        patch.status["phase"] = "Suspended"
-        patch.status["conditions"] = set_condition(conds, "Progressing", False, "Suspended", "spec.suspend is true", generation)
-        return
-    if spec.engine == "storm":
-        message = "the storm backend is not implemented yet: the topology is neither observed nor rescaled"
-        patch.status["phase"] = "Pending"
-        patch.status["conditions"] = set_condition(conds, "Ready", False, "EngineNotSupported", message, generation)
-        return
-    if spec.spark.attach is None:
-        created = _ensure_children(dict(body), spec)
-        message = f"created {', '.join(created)}" if created else "owned objects are in place"
-    else:
-        message = f"attached to the job at {spec.spark.attach.control_url}"
-    kopf.info(dict(body), reason="Reconciled", message=message)
-    if not status.get("phase") or status.get("phase") in ("Suspended", "Failed"):
-        patch.status["phase"] = "Pending"
-    patch.status["conditions"] = set_condition(conds, "Progressing", True, "Reconciled",
-                                               "owned objects are in place; the autoscaler evaluates the policy",
-                                               generation)
+def reconcile_app(body: kopf.Body, **_) -> None:
+    done = reconcile(_snapshot(body))
+    kopf.info(dict(body), reason="Reconciled", message="; ".join(done) or "owned objects are in place")
 
 
-def _ensure_children(body: dict[str, Any], spec: StreamAppSpec) -> list[str]:
-    """Create what is missing (idempotent); the ConfigMap follows the spec."""
-    namespace = body["metadata"]["namespace"]
-    created = []
-    for manifest in managed.children(body, spec, token=secrets.token_urlsafe(32)):
-        if kube.create_if_absent(manifest, namespace):
-            created.append(f"{manifest['kind']}/{manifest['metadata']['name']}")
-        elif manifest["kind"] == "ConfigMap":
-            kube.core().replace_namespaced_config_map(manifest["metadata"]["name"], namespace, manifest)
-    return created
+def resync_seconds() -> float:
+    """How often a StreamApp's loop checks its driver pod ($ELASTREAM_RESYNC_SECONDS, default 10)."""
+    return float(os.environ.get("ELASTREAM_RESYNC_SECONDS", "10"))
 
 
-@kopf.on.delete(*RESOURCE)
-def cleanup(name: str, namespace: str, logger, **_) -> None:
-    """Owner references let the garbage collector remove the owned objects; say so in the log."""
-    logger.info("StreamApp %s/%s deleted; its owned objects go with it", namespace, name)
+def _without_finalizer(fn):
+    """kopf guards every daemon with a finalizer, so a StreamApp deleted while no operator runs (after `helm
+    uninstall`) would hang. Ours needs none: the loop ends by itself once its StreamApp is gone, and owner
+    references let the garbage collector remove what it owned. kopf has no switch for it: this clears the flag of
+    the registered handler (tests/unit/test_streamapp_handlers.py fails if a kopf upgrade changes that)."""
+    spawning = kopf.get_default_registry()._spawning
+    spawning._handlers = [dataclasses.replace(h, requires_finalizer=False) if h.fn is fn else h
+                          for h in spawning._handlers]
+    return fn
 
 
+@_without_finalizer
 @kopf.daemon(*RESOURCE, cancellation_timeout=10.0, initial_delay=1.0)
-def autoscale(stopped: kopf.DaemonStopped, body: kopf.Body, name: str, namespace: str, logger, **_) -> None:
-    """The control loop: evaluate the policy every evaluationInterval until the StreamApp goes away."""
+def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf.Meta, logger, **_) -> None:
+    """Until the StreamApp goes away: check the driver every few seconds (a deleted, failed or evicted one comes
+    back), every other owned object now and then, and evaluate the policy every evaluationInterval."""
+    uid, checks, next_evaluation, resync = meta["uid"], 0, 0.0, resync_seconds()
     while not stopped:
+        body = kube.get_custom(namespace, "streamapps", name)
+        if body is None or body["metadata"]["uid"] != uid:
+            logger.info("StreamApp %s/%s is gone; its loop ends", namespace, name)
+            return
         try:
-            interval = evaluate(_snapshot(body))
-            log.info("evaluated %s/%s", namespace, name)
-        except ControlError as err:
-            ERRORS.labels(kind="control").inc()
-            _report_unreachable(body, str(err))
-            interval = RETRY_INVALID_S
+            reconcile(body, all_objects=checks % OBJECTS_EVERY == 0)
+            if time.monotonic() >= next_evaluation:
+                next_evaluation = time.monotonic() + _evaluate(body)
         except ApiException as err:
             ERRORS.labels(kind="kubernetes").inc()
-            logger.warning("Kubernetes API error while evaluating %s/%s: %s", namespace, name, err.reason)
-            interval = 5.0
-        stopped.wait(interval)
+            logger.warning("Kubernetes API error: %s %s", err.status, err.reason)
+        except Exception:  # noqa: BLE001 - the loop outlives any one bad step; status says what it can
+            ERRORS.labels(kind="internal").inc()
+            logger.exception("StreamApp loop step failed")
+        checks += 1
+        stopped.wait(max(0.5, min(resync, next_evaluation - time.monotonic())))
+
+
+def _evaluate(body: dict[str, Any]) -> float:
+    """One evaluation; the seconds until the next. An unreachable job is reported in status."""
+    meta = body["metadata"]
+    try:
+        return evaluate(body)
+    except ControlError as err:
+        ERRORS.labels(kind="control").inc()
+        kube.update_status(meta["namespace"], meta["name"],
+                           lambda st: unavailable_status(st, "JobUnreachable", str(err), meta.get("generation", 0)))
+        return RETRY_INVALID_S
 
 
 def _snapshot(body: kopf.Body) -> dict[str, Any]:
-    """A plain copy of the live body (it changes under us while the daemon runs)."""
+    """A plain copy of the live body (it changes under us)."""
     return {"metadata": dict(body["metadata"]), "spec": dict(body["spec"]), "status": dict(body.get("status") or {}),
             "apiVersion": body["apiVersion"], "kind": body["kind"]}
-
-
-def _report_unreachable(body: kopf.Body, message: str) -> None:
-    meta = body["metadata"]
-    generation = meta.get("generation", 0)
-    conds = list((body.get("status") or {}).get("conditions") or [])
-    conds = set_condition(conds, "Ready", False, "JobUnreachable", message, generation)
-    conds = set_condition(conds, "Degraded", True, "JobUnreachable", message, generation)
-    kube.patch_status(meta["namespace"], "streamapps", meta["name"], {"conditions": conds, "phase": "Degraded"})

@@ -92,6 +92,36 @@ class JobAutoscaler:
         # the window saw the old parallelism; keep it only for the rate history (policies filter by parallelism)
 
     # --- through the ports -----------------------------------------------------------------------------
+    def override(self, targets: dict[str, int], reason: str, current: dict[str, int] | None = None) -> Decision:
+        """Realize a parallelism someone set by hand (kubectl scale), outside the policy: through the Realizer,
+        recorded as a rescale (the stabilization window starts now), saved, reported as ManualOverride.
+        `current` is what the job runs (default: what the metrics say). If realizing fails the decision is a hold
+        whose targets are the current parallelism, so the caller sees nothing changed and can try again."""
+        if self.realizer is None:
+            raise RuntimeError("JobAutoscaler.override() needs a Realizer")
+        obs = self.metrics.observe(self.job) if self.metrics is not None else None
+        if current is None:
+            current = obs.parallelism if obs is not None and obs.stages else targets
+        d = Decision(job=self.job, timestamp=self.clock.now(), policy="manual", action="scale",
+                     current=dict(current), targets=dict(targets), reason=reason, guard="manual")
+        try:
+            self.realizer.realize(self.job, d)
+        except Exception as err:  # report; nothing changed
+            log.warning("manual override of %s failed: %s", self.job, err)
+            d.action, d.guard, d.targets = "hold", "realize_failed", dict(current)
+            d.reason = f"hold: manual override failed ({err}) [wanted: {reason}]"
+            self._remember(d, Event("Warning", "RescaleFailed", d.reason, d.to_dict()))
+            return d
+        if obs is not None:
+            self.record_rescale(d, obs)
+        self._remember(d, Event("Normal", "ManualOverride", d.reason, d.to_dict()))
+        return d
+
+    def _remember(self, d: Decision, event: Event) -> None:
+        self.state.last_decision = d.to_dict()
+        self._save()
+        self.events.emit(self.job, event)
+
     def scale(self) -> Decision:
         """Observe, decide, realize (auto mode), persist, report. Returns the decision."""
         if self.metrics is None:

@@ -6,13 +6,14 @@ from elastream.api.streamapp import StreamAppSpec
 
 def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str, sink: str, metrics_port: int,
                 control_port: int, token_file: str, bind_address: str = "0.0.0.0", duration_s: float | None = None,
-                progress_log: str | None = None) -> list[str]:
+                progress_log: str | None = None, executors: int | None = None) -> list[str]:
     """Arguments of `python -m spark_apps.runner`. With duration_s the load stops then and the runner exits once
-    everything offered is processed (the local mode); without, it runs until stopped (a managed job)."""
+    everything offered is processed (the local mode); without, it runs until stopped (a managed job).
+    `executors` is the count to start with (default: spark.executors.initial)."""
     spark = spec.spark
-    args = ["--app", spark.application.builtin, "--name", name, "--master", master,
+    args = [*_application_args(spec), "--name", name, "--master", master,
             "--checkpoint", checkpoint, "--sink", sink, "--trigger", spark.trigger_interval,
-            "--executors", str(spark.executors.initial), "--min-executors", str(spark.executors.min),
+            "--executors", str(executors or spark.executors.initial), "--min-executors", str(spark.executors.min),
             "--max-executors", str(spark.executors.max), "--executor-memory", spark.executor.memory,
             "--executor-cores", str(spark.executor.cores), "--shuffle-partitions", str(spark.max_parallelism),
             "--metrics-port", str(metrics_port), "--control-port", str(control_port),
@@ -25,6 +26,14 @@ def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str,
     for key, value in spark.conf.items():
         args += ["--conf", f"{key}={value}"]
     return args
+
+
+def _application_args(spec: StreamAppSpec) -> list[str]:
+    """A built-in app by name, or a file with its arguments (`=` keeps an argument that starts with - a value)."""
+    application = spec.spark.application
+    if application.file is None:
+        return ["--app", application.builtin]
+    return ["--app-file", application.file, *(f"--app-arg={arg}" for arg in application.args)]
 
 
 def _source_args(spec: StreamAppSpec) -> list[str]:

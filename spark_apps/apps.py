@@ -7,10 +7,16 @@ spark_apps.verify check exactly-once from the sink alone:
 - repartition: the same after a round-robin shuffle into `partitions` partitions; append.
 - wordcount:   running count of every word (stateful); update mode, with the sum of the seqs that hit each word.
 - fixwindow:   per fixed event-time window, the count and seq sum of its records (stateful, watermarked); update.
+
+A user's application is a Python file defining `build(df, args) -> DataFrame` over the same input and
+`OUTPUT_MODE` ("append", "update" or "complete"); see from_file().
 """
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from pyspark.sql import DataFrame
@@ -63,3 +69,36 @@ APPS: dict[str, App] = {
     "wordcount": App("wordcount", _wordcount, "update", "words"),
     "fixwindow": App("fixwindow", _fixwindow, "update", "windows"),
 }
+
+
+OUTPUT_MODES = ("append", "update", "complete")
+
+
+def from_file(path: str, args: list[str]) -> App:
+    """The application a Python file defines: build(df, args) -> DataFrame and OUTPUT_MODE. Its functions travel to
+    the executors by value, so a UDF defined in the file works where the file itself is not importable."""
+    from pyspark import cloudpickle
+
+    file = Path(path)
+    if not file.is_file():
+        raise SystemExit(f"--app-file {path}: no such file")
+    module_name = f"elastream_app_{file.stem}"
+    spec = importlib.util.spec_from_file_location(module_name, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # cloudpickle needs it registered to pickle it by value
+    spec.loader.exec_module(module)
+    build, mode = getattr(module, "build", None), getattr(module, "OUTPUT_MODE", "append")
+    if not callable(build):
+        raise SystemExit(f"--app-file {path}: defines no build(df, args) function")
+    if mode not in OUTPUT_MODES:
+        raise SystemExit(f"--app-file {path}: OUTPUT_MODE must be one of {', '.join(OUTPUT_MODES)}, not {mode!r}")
+    cloudpickle.register_pickle_by_value(module)
+    arguments = list(args)
+
+    def build_query(df: DataFrame, _: AppOptions) -> DataFrame:
+        out = build(df, arguments)
+        if not isinstance(out, DataFrame):
+            raise SystemExit(f"--app-file {path}: build() returned {type(out).__name__}, not a DataFrame")
+        return out
+
+    return App(file.stem, build_query, mode, "custom")

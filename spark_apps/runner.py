@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from spark_apps import sink
-from spark_apps.apps import APPS, AppOptions
+from spark_apps.apps import APPS, AppOptions, from_file
 from spark_apps.control import ControlServer
 from spark_apps.executors import InPlaceExecutors, in_place_possible, local_threads
 from spark_apps.metrics import Listener, Metrics, observe_input, planned_end
@@ -36,8 +36,13 @@ RUN_FILE = "elastream-run.json"
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m spark_apps.runner", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--app", required=True, choices=sorted(APPS), help="the streaming application")
-    p.add_argument("--name", help="value of the `app` metric label (default: --app)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--app", choices=sorted(APPS), help="a built-in streaming application")
+    which.add_argument("--app-file", metavar="PATH",
+                       help="a Python file defining build(df, args) -> DataFrame and OUTPUT_MODE (docs/spark_apps.md)")
+    p.add_argument("--app-arg", action="append", default=[], metavar="ARG",
+                   help="an argument passed to the --app-file's build() (repeat; --app-arg=-x for a leading dash)")
+    p.add_argument("--name", help="value of the `app` metric label (default: the app's name)")
     p.add_argument("--master", default="local[2]", help="Spark master: spark://host:port, local-cluster[N,C,M], local[N]")
     p.add_argument("--checkpoint", required=True, help="checkpoint directory (reused on restart)")
     p.add_argument("--sink", required=True, help="output directory: one sub-directory per micro-batch")
@@ -95,6 +100,37 @@ def source_config(args) -> SourceConfig:
     return SourceConfig(args.source, gen, kafka, args.source_partitions, args.max_records_per_batch)
 
 
+def is_local(location: str) -> bool:
+    """A directory of this machine (or a mounted volume), not an object-store URL such as s3a://."""
+    return "://" not in location or location.startswith("file://")
+
+
+def run_directory(checkpoint: str, sink: str) -> str:
+    """Where the run file lives: beside the checkpoint's offsets, or — the checkpoint being in an object store —
+    in `run/` beside the sink (on the shared volume)."""
+    if is_local(checkpoint):
+        return checkpoint.removeprefix("file://")
+    return os.path.join(os.path.dirname(sink.rstrip("/")), "run")
+
+
+def prepare_directories(*directories: str) -> None:
+    """Create local checkpoint and sink directories group-writable (the executors share the driver's group on a
+    shared volume); URLs such as s3a:// are left to Spark. Fails with a message naming an unwritable volume."""
+    old = os.umask(0o002)
+    try:
+        for directory in directories:
+            if not is_local(directory):
+                continue
+            path = Path(directory.removeprefix("file://"))
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except PermissionError as err:
+                raise SystemExit(f"cannot create {path} as uid {os.getuid()}: {err.strerror}; the volume must be "
+                                 "writable by this user or group (docs/api.md, spark.storage)") from None
+    finally:
+        os.umask(old)
+
+
 def load_or_create_run(checkpoint: str, app: str, cfg: SourceConfig, window: float) -> dict:
     """The run's identity. A checkpoint is only meaningful with the same app and source (its offsets count
     records of that generator), so a mismatch is refused rather than silently replaying different data."""
@@ -127,12 +163,16 @@ class Runner:
 
     def __init__(self, args):
         self.args = args
-        self.name = args.name or args.app
-        self.query_name = args.query_name or args.app
+        self.app = APPS[args.app] if args.app else from_file(args.app_file, args.app_arg)
+        self.name = args.name or self.app.name
+        self.query_name = args.query_name or self.app.name
         self.source = source_config(args)
         self.window = parse_duration(args.window)
         self.trigger = parse_duration(args.trigger)
-        self.run_info = load_or_create_run(args.checkpoint, args.app, self.source, self.window)
+        run_dir = run_directory(args.checkpoint, args.sink)
+        prepare_directories(args.checkpoint, args.sink, run_dir)
+        # a checkpoint belongs to one application: a built-in one by name, a file by its path
+        self.run_info = load_or_create_run(run_dir, args.app or args.app_file, self.source, self.window)
         self.profile = self.source.generator.build()
         self.in_place = args.rescale == "in-place" or (args.rescale == "auto" and in_place_possible(args.master))
         if self.in_place and not in_place_possible(args.master):
@@ -183,13 +223,22 @@ class Runner:
     def backlog(self, query: str) -> int | None:
         if self.source.type == "generator":
             offered = self.profile.offered_count(time.time() - self.run_info["start_us"] / 1e6)
-            planned = planned_end(self.args.checkpoint)
-            read = planned["seq"] if planned else 0
-            return max(0, offered - read)
+            return max(0, offered - self._generator_read(query))
         last = self.metrics.last.get(query)
         if not last:
             return None
         return sum(_kafka_behind(end, latest) for end, latest in zip(last["end_offsets"], last["latest_offsets"]))
+
+    def _generator_read(self, query: str) -> int:
+        """Records read so far: the newest planned batch's end in a local checkpoint (fresh), else the end offset
+        of the last batch reported (an object-store checkpoint is not read from here)."""
+        if is_local(self.args.checkpoint):
+            planned = planned_end(self.args.checkpoint.removeprefix("file://"))
+            return planned["seq"] if planned else 0
+        last = self.metrics.last.get(query)
+        if not last or not last["end_offsets"] or not last["end_offsets"][0]:
+            return 0
+        return int(json.loads(last["end_offsets"][0]).get("seq", 0))
 
     # --- Spark ------------------------------------------------------------------------------------------------
     def master(self) -> str:
@@ -253,7 +302,7 @@ class Runner:
     def start_query(self):
         from spark_apps import source
 
-        app = APPS[self.args.app]
+        app = self.app
         df = observe_input(source.load(self.spark, self.source, self.run_info["start_us"]))
         opts = AppOptions(partitions=self.args.repartition or self.args.shuffle_partitions, window=self.window)
         out = app.build(df, opts)
@@ -262,7 +311,8 @@ class Runner:
                   .option("checkpointLocation", self.args.checkpoint)
                   .trigger(processingTime=f"{int(self.trigger * 1000)} milliseconds"))
         self.query = writer.start()
-        log.info("query %s started (app %s, checkpoint %s)", self.query_name, self.args.app, self.args.checkpoint)
+        log.info("query %s started (app %s, checkpoint %s)", self.query_name, self.args.app or self.args.app_file,
+                 self.args.checkpoint)
 
     def stop_spark(self) -> None:
         if self.query is not None:

@@ -10,6 +10,8 @@ from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 
 QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([kmgt]|[KMGT]i?)?[bB]?$"  # Spark memory ("2g", "512m") or Kubernetes ("2Gi")
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+K8S_QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[kmgtpe])?$"  # a Kubernetes quantity such as "1Gi"
+DATA_PATH = "/var/lib/elastream"  # where the shared volume is mounted in the driver and the executors
 BUILTIN_APPS = ("wordcount", "identity", "repartition", "fixwindow")
 
 
@@ -30,8 +32,11 @@ class Application(ApiModel):
     builtin: Literal["wordcount", "identity", "repartition", "fixwindow"] | None = Field(
         None, description="a built-in application from spark_apps"
     )
-    file: str | None = Field(None, min_length=1, max_length=1024, description="path or URL of a PySpark application file")
-    args: list[str] = Field(default_factory=list, max_length=64, description="arguments passed to the application")
+    file: str | None = Field(
+        None, min_length=2, max_length=1024, pattern=r"^/",
+        description="absolute path of a Python file defining build(df, args) and OUTPUT_MODE (docs/spark_apps.md): "
+        f"in the image, or on the shared volume under {DATA_PATH}")
+    args: list[str] = Field(default_factory=list, max_length=64, description="arguments passed to the file's build()")
 
 
 class ExecutorRange(ApiModel):
@@ -76,6 +81,26 @@ class Source(ApiModel):
     kafka: KafkaSource | None = None
 
 
+class Storage(ApiModel):
+    """The volume shared by the driver and the executors: checkpoint (the state store is written by executors)
+    and sink. Production needs a ReadWriteMany class (NFS, CephFS, EFS, Filestore, ...)."""
+
+    rules = (
+        Rule("!has(self.claimName) || !has(self.storageClassName)",
+             "storageClassName applies only to the claim the operator creates: leave it out with claimName",
+             lambda s: s.claim_name is None or s.storage_class_name is None, ".storageClassName"),
+    )
+
+    claim_name: str | None = Field(
+        None, pattern=NAME_PATTERN, max_length=253,
+        description="an existing ReadWriteMany PersistentVolumeClaim; unset: the operator creates <app>-data")
+    size: str = Field("1Gi", pattern=K8S_QUANTITY_PATTERN, max_length=32,
+                      description="size of the claim the operator creates (read when it is created)")
+    storage_class_name: str | None = Field(
+        None, min_length=1, max_length=253,
+        description="storage class of the claim the operator creates (must offer ReadWriteMany); unset: the default")
+
+
 class SecretKeyRef(ApiModel):
     name: str = Field(..., pattern=NAME_PATTERN, max_length=253)
     key: str = Field("token", min_length=1, max_length=253)
@@ -92,18 +117,26 @@ class Attach(ApiModel):
 class SparkSpec(ApiModel):
     image: str = Field("ghcr.io/elastream/spark-runner:0.1.0", min_length=1,
                        description="image of driver and executors: Spark 4.3 + spark_apps (spark_apps/Dockerfile)")
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
+        "IfNotPresent", description="pull policy of the driver and executor containers")
     application: Application = Field(default_factory=lambda: Application(builtin="wordcount"))
     driver: Resources = Field(default_factory=Resources)
     executor: Resources = Field(default_factory=Resources)
     executors: ExecutorRange = Field(default_factory=ExecutorRange)
     conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
-    checkpoint_location: str | None = Field(None, min_length=1, description="checkpoint directory (default: per app)")
+    checkpoint_location: str | None = Field(
+        None, min_length=1, description=f"checkpoint directory (default {DATA_PATH}/<app>/checkpoint on the shared "
+        "volume; an s3a:// URL works too)")
     trigger_interval: Duration = Field(
         "1s", description="micro-batch trigger interval; longer amortizes the fixed cost of each batch")
     source: Source = Field(default_factory=Source)
     max_parallelism: int = Field(
         16, ge=1, le=10000, description="spark.sql.shuffle.partitions: bounds useful parallelism, pinned by the checkpoint"
     )
+    storage: Storage = Field(default_factory=Storage, description=f"the volume mounted at {DATA_PATH} in the driver "
+                             "and the executors (managed mode)")
+    node_selector: dict[str, str] = Field(
+        default_factory=dict, description="node labels the driver and the executors must be scheduled on")
     attach: Attach | None = Field(None, description="observe and rescale a job started elsewhere")
 
 

@@ -1,10 +1,15 @@
-"""The Helm chart: lints, installs on the real API server, and grants the operator what it needs, no more."""
+"""The Helm chart: lints, installs on the real API server, and grants the operator what it needs, no more —
+cluster-wide, or with watchNamespaces only in the watched namespaces."""
 import json
 import subprocess
 import uuid
 
 import pytest
+import yaml
 
+from controllers import managed
+from elastream.api.streamapp import StreamAppSpec
+from tests.cluster.conftest import apply, get, managed_app
 from tests.conftest import ROOT
 
 CHART = str(ROOT / "charts" / "elastream")
@@ -24,6 +29,8 @@ def test_chart_lints(cluster):
 def test_values_schema_rejects_bad_values(cluster):
     proc = helm(cluster, "lint", CHART, "--set", "replicaCount=0", check=False)
     assert proc.returncode != 0 and "replicaCount" in proc.stdout + proc.stderr
+    proc = helm(cluster, "lint", CHART, "--set", "settings.maxWorkers=0", check=False)
+    assert proc.returncode != 0 and "maxWorkers" in proc.stdout + proc.stderr
 
 
 @pytest.fixture
@@ -35,27 +42,80 @@ def release(crds_installed):
     crds_installed.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 
 
-def test_install_brings_crds_and_least_privilege_rbac(crds_installed, release):
+# what the operator does in a namespace it serves, and what it must never do
+ALLOWED = [("watch", "streamapps.elastream.io"), ("patch", "streamapps.elastream.io/status"),
+           ("patch", "streamapps.elastream.io/scale"), ("create", "events"), ("create", "pods"), ("delete", "pods"),
+           ("deletecollection", "pods"), ("deletecollection", "configmaps"), ("update", "configmaps"),
+           ("create", "persistentvolumeclaims"), ("list", "persistentvolumeclaims"),
+           ("deletecollection", "persistentvolumeclaims"), ("create", "services"), ("create", "serviceaccounts"),
+           ("create", "roles.rbac.authorization.k8s.io"), ("create", "rolebindings.rbac.authorization.k8s.io"),
+           ("get", "secrets"), ("create", "secrets")]
+DENIED = [("delete", "streamapps.elastream.io"), ("create", "streamapps.elastream.io"), ("create", "deployments.apps"),
+          ("delete", "persistentvolumeclaims"), ("delete", "namespaces"),
+          ("create", "clusterroles.rbac.authorization.k8s.io"), ("escalate", "roles.rbac.authorization.k8s.io"),
+          ("bind", "roles.rbac.authorization.k8s.io"), ("delete", "customresourcedefinitions.apiextensions.k8s.io"),
+          ("get", "nodes")]
+
+
+def _can(k, sa, verb, resource, *where):
+    return k.kubectl("auth", "can-i", verb, resource, "--as", sa, *where, check=False).stdout.strip()
+
+
+def _creates_what_managed_mode_creates(k, sa: str, namespace: str) -> None:
+    """Create, as the operator's ServiceAccount, every object of a managed StreamApp — the driver's Role too, which
+    the API server allows only if the operator holds every verb it grants."""
+    apply(k, namespace, managed_app())
+    body = get(k, namespace, "streamapp", "wordcount")
+    spec = StreamAppSpec.model_validate(body["spec"])
+    for manifest in [*managed.owned_objects(body, spec, token="t"), managed.driver_pod(body, spec)]:
+        proc = k.kubectl("create", "-n", namespace, "--as", sa, "-f", "-", input=yaml.safe_dump(manifest), check=False)
+        assert proc.returncode == 0, f"the operator cannot create {manifest['kind']}: {proc.stderr}"
+
+
+def test_install_brings_crds_and_least_privilege_rbac(crds_installed, release, namespace):
     k = crds_installed
     crds = k.kubectl("get", "crd", "-o", "name").stdout
     for name in ("streamapps.elastream.io", "elasticitypolicies.elastream.io", "clusterkopfpeerings.kopf.dev"):
         assert name in crds
     deploy = json.loads(k.kubectl("get", "deployment", "elastream", "-n", release, "-o", "json").stdout)
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "elastream"
+    env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["ELASTREAM_MAX_WORKERS"] == "200"
     sa = f"system:serviceaccount:{release}:elastream"
-
-    def can(verb, resource, *extra):
-        return k.kubectl("auth", "can-i", verb, resource, "--as", sa, *extra, check=False).stdout.strip()
-
-    allowed = [("watch", "streamapps.elastream.io"), ("patch", "streamapps.elastream.io/status"),
-               ("patch", "streamapps.elastream.io/scale"), ("create", "events"), ("create", "pods"),
-               ("delete", "pods"), ("create", "roles.rbac.authorization.k8s.io"), ("get", "secrets"),
-               ("patch", "clusterkopfpeerings.kopf.dev"), ("list", "customresourcedefinitions.apiextensions.k8s.io")]
-    denied = [("delete", "streamapps.elastream.io"), ("create", "streamapps.elastream.io"),
-              ("create", "deployments.apps"), ("delete", "namespaces"), ("create", "clusterroles.rbac.authorization.k8s.io"),
-              ("delete", "customresourcedefinitions.apiextensions.k8s.io"), ("get", "nodes")]
+    allowed = ALLOWED + [("patch", "clusterkopfpeerings.kopf.dev"),
+                         ("list", "customresourcedefinitions.apiextensions.k8s.io")]
     for verb, res in allowed:
-        assert can(verb, res, "-A") == "yes", f"operator cannot {verb} {res}"
-    for verb, res in denied:
-        assert can(verb, res, "-A") == "no", f"operator may {verb} {res}"
-    assert can("create", "pods", "-A", "--subresource=exec") == "no", "operator may exec into pods"
+        assert _can(k, sa, verb, res, "-A") == "yes", f"operator cannot {verb} {res}"
+    for verb, res in DENIED:
+        assert _can(k, sa, verb, res, "-A") == "no", f"operator may {verb} {res}"
+    assert _can(k, sa, "create", "pods", "-A", "--subresource=exec") == "no", "operator may exec into pods"
+    _creates_what_managed_mode_creates(k, sa, namespace)
+
+
+@pytest.fixture
+def namespaced_release(crds_installed, namespace):
+    """A release watching only `namespace`: its rights are Roles there, plus a small ClusterRole."""
+    ns, name = f"elastream-ns-{uuid.uuid4().hex[:6]}", f"elastream-{uuid.uuid4().hex[:4]}"
+    helm(crds_installed, "install", name, CHART, "-n", ns, "--create-namespace", "--wait=false",
+         "--set", f"watchNamespaces={{{namespace}}}")
+    yield ns, name
+    helm(crds_installed, "uninstall", name, "-n", ns, check=False)
+    crds_installed.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def test_watch_namespaces_grants_rights_only_there(crds_installed, namespaced_release, namespace):
+    k, (release_ns, name) = crds_installed, namespaced_release
+    sa = f"system:serviceaccount:{release_ns}:{name}"
+    other = f"t-other-{uuid.uuid4().hex[:6]}"
+    k.kubectl("create", "namespace", other)
+    try:
+        for verb, res in ALLOWED + [("patch", "kopfpeerings.kopf.dev")]:
+            assert _can(k, sa, verb, res, "-n", namespace) == "yes", f"operator cannot {verb} {res} in {namespace}"
+            assert _can(k, sa, verb, res, "-n", other) == "no", f"operator may {verb} {res} in {other}"
+        for verb, res in DENIED:
+            assert _can(k, sa, verb, res, "-n", namespace) == "no", f"operator may {verb} {res}"
+        assert _can(k, sa, "list", "customresourcedefinitions.apiextensions.k8s.io") == "yes"
+        assert _can(k, sa, "list", "namespaces") == "yes"
+        _creates_what_managed_mode_creates(k, sa, namespace)
+    finally:
+        k.kubectl("delete", "namespace", other, "--wait=false", check=False)
