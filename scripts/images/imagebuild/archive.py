@@ -22,10 +22,11 @@ from .cache import remove_tree
 
 
 def write_layer(rootfs: Path, out: Path) -> str:
-    """Tar `rootfs` into `out`; return the layer's sha256 hex digest (its diff_id)."""
+    """Tar `rootfs` into `out`; return the layer's sha256 hex digest (its diff_id). Run by a user other than
+    root (who cannot give files away), every file is recorded as root's."""
     h = hashlib.sha256()
     cmd = ["tar", "--create", "--file=-", f"--directory={rootfs}", "--numeric-owner", "--sort=name",
-           "--format=gnu", "."]
+           "--format=gnu", *([] if os.geteuid() == 0 else ["--owner=0", "--group=0"]), "."]
     with open(out, "wb") as f:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None

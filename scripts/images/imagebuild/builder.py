@@ -246,8 +246,8 @@ Check = Callable[[CheckContext], None]
 
 
 class Builder:
-    def __init__(self, store: Store, log: Log, *, no_cache: bool = False):
-        self.store, self.log, self.no_cache = store, log, no_cache
+    def __init__(self, store: Store, log: Log, *, no_cache: bool = False, recheck: bool = False):
+        self.store, self.log, self.no_cache, self.recheck = store, log, no_cache, recheck
         self.built: set[str] = set()              # step keys built by this run (shared between images)
         self.is_root = os.geteuid() == 0
 
@@ -257,6 +257,8 @@ class Builder:
         tar = self.store.tar_path(p.name, p.key)
         ref = {"ref": p.ref, "key": p.key, "tar": str(tar), "steps": [s.key for s in p.steps], **(extra_ref or {})}
         if tar.is_file() and not self.no_cache:
+            if self.recheck and all(self.store.has_step(s.key) for s in p.steps):
+                self._check(p, [self.store.diff(s.key) for s in p.steps], list(checks))
             self.log(f"{p.name}: up to date, {tar.name}")
             self.store.write_ref(p.name, ref)
             return tar
@@ -381,15 +383,22 @@ def _mkdirs(root: Path, path: str, uid: int, gid: int, mode: int = 0o755) -> Pat
             host.mkdir(mode=mode)
             os.chmod(host, mode)
             if i == len(parts) - 1:
-                os.chown(host, uid, gid)
+                _chown(host, uid, gid)
         elif not host.is_dir():
             raise BuildError(f"{current} exists in the image and is not a directory")
     return host
 
 
+def _chown(path: Path, uid: int, gid: int) -> None:
+    if os.geteuid() == 0:                 # otherwise the layer records root as the owner (archive.write_layer)
+        os.lchown(path, uid, gid)
+
+
 def _copy(root: Path, step: Step) -> None:
     uid, gid = 0, 0
     if step.chown:
+        if os.geteuid() != 0:
+            raise BuildError(f"{step.where}: COPY --chown needs root")
         uid, gid, _ = rootfs.lookup_user(root, step.chown)
     assert step.sources is not None
     for source in step.sources:
@@ -415,7 +424,7 @@ def _put(root: Path, target: str, entry, uid: int, gid: int, chmod: int | None) 
         if not host.exists():
             host.mkdir()
         os.chmod(host, mode)
-        os.chown(host, uid, gid)
+        _chown(host, uid, gid)
         return
     if host.is_dir() and not host.is_symlink():
         raise BuildError(f"COPY: {target} is a directory in the image")
@@ -423,11 +432,11 @@ def _put(root: Path, target: str, entry, uid: int, gid: int, chmod: int | None) 
         host.unlink()
     if entry.kind == "link":
         os.symlink(os.readlink(entry.path), host)
-        os.lchown(host, uid, gid)
+        _chown(host, uid, gid)
         return
     shutil.copyfile(entry.path, host)
     os.chmod(host, mode)
-    os.chown(host, uid, gid)
+    _chown(host, uid, gid)
     st = os.stat(entry.path)
     os.utime(host, ns=(st.st_atime_ns, st.st_mtime_ns))
 

@@ -1,6 +1,6 @@
 """scripts/build-images: build the project's container images without Docker and without a registry.
 
-  scripts/build-images [--only NAME ...] [--cache DIR] [--coredns-bin PATH] [--host-pip PIP] [--no-cache]
+  scripts/build-images [--only NAME ...] [--cache DIR] [--coredns-bin PATH] [--host-pip PIP] [--no-cache] [--check]
 
 Prints one line per image on stdout, `IMAGE_REF TAR_PATH`, as each is built or found in the cache; logs and
 timings go to stderr. The tars are docker-archives for `ctr -n k8s.io images import` or `docker load`.
@@ -45,6 +45,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--host-pip", metavar="PIP",
                    help="the host's pip (Python 3.11) that fills the wheel cache (default: .venv/bin/pip)")
     p.add_argument("--no-cache", action="store_true", help="rebuild every step and image")
+    p.add_argument("--check", action="store_true",
+                   help="run the smoke checks of images that are up to date too (new builds always run them)")
     p.add_argument("--list", action="store_true", help="list the images and exit")
     return p
 
@@ -67,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, terminate)
     if os.geteuid() == 0:
         rootfs.enter_private_mount_namespace()
-    builder = Builder(store, log, no_cache=args.no_cache)
+    builder = Builder(store, log, no_cache=args.no_cache, recheck=args.check)
     wheel_dir: list[Path] = []
 
     def wheel_cache() -> Path:

@@ -34,7 +34,7 @@ DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_SECURITY = "http://deb.debian.org/debian-security"
 # what defines the base's content besides the debian packages themselves: part of its cache key
-DEBIAN_SLIM_RECIPE = f"debootstrap --variant=minbase {DEBIAN_SUITE} {DEBIAN_MIRROR}; docker-slim config v1"
+DEBIAN_SLIM_RECIPE = f"debootstrap --variant=minbase {DEBIAN_SUITE} {DEBIAN_MIRROR}; docker-slim config v2"
 
 _CLONE_NEWNS = 0x00020000
 _MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
@@ -349,9 +349,13 @@ def _slim(root: Path) -> None:
     clear("tmp")
     clear("var/tmp")
     clear("dev")                                          # RUN steps and runtimes mount their own /dev
-    (root / "etc/resolv.conf").write_text("")            # the runtime provides it
-    (root / "etc/hostname").write_text("localhost\n")
-    (root / "etc/hosts").write_text("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+    # the runtime provides these three; debootstrap copied the host's
+    for name, text in (("resolv.conf", ""), ("hostname", "localhost\n"),
+                       ("hosts", "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")):
+        path = root / "etc" / name
+        path.unlink(missing_ok=True)
+        path.write_text(text)
+        path.chmod(0o644)
 
 
 def _remove(p: Path) -> None:

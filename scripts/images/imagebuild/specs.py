@@ -162,7 +162,8 @@ def pause_context(env: Env) -> Path:
     src = REPO / "scripts/images/pause"
     go = shutil.which("go") or "/usr/local/go/bin/go"
     version = subprocess.run([go, "version"], capture_output=True, text=True, check=True).stdout.strip()
-    key = chain("pause", version, file_sha256(src / "main.go"), file_sha256(src / "go.mod"))[:16]
+    flags = ["-trimpath", "-buildvcs=false", "-ldflags=-s -w"]
+    key = chain("pause", version, *flags, file_sha256(src / "main.go"), file_sha256(src / "go.mod"))[:16]
     out = env.store.build / f"pause-{key}"
     if (out / "pause").is_file():
         return out
@@ -170,7 +171,7 @@ def pause_context(env: Env) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
     env.log(f"go build pause ({version})")
     go_env = {**os.environ, "CGO_ENABLED": "0", "GOTOOLCHAIN": "local", "GOFLAGS": "-mod=mod"}
-    proc = subprocess.run([go, "build", "-trimpath", "-ldflags=-s -w", "-o", str(tmp / "pause"), "."],
+    proc = subprocess.run([go, "build", *flags, "-o", str(tmp / "pause"), "."],
                           cwd=src, env=go_env, capture_output=True, text=True)
     if proc.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
