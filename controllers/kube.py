@@ -41,7 +41,8 @@ def get_custom(namespace: str, plural: str, name: str) -> dict[str, Any] | None:
 
 
 def update_status(namespace: str, name: str, change: Callable[[dict[str, Any]], dict[str, Any]],
-                  plural: str = "streamapps", attempts: int = 8) -> dict[str, Any] | None:
+                  plural: str = "streamapps", attempts: int = 8,
+                  body: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Write status as `change(latest status)`, with optimistic concurrency.
 
     Two writers share a StreamApp's status (the reconcile handlers and the autoscaling loop), each setting its
@@ -50,9 +51,10 @@ def update_status(namespace: str, name: str, change: Callable[[dict[str, Any]], 
     read again and redo the change. (Server-side apply with a field manager per writer would work too, but a
     manager's conditions it leaves out of an apply are deleted, so every writer would have to re-assert all of
     its conditions every time.) Nothing is written when the change changes nothing. None if the object is gone.
+    `body`, just read by the caller, saves the first read.
     """
     for _ in range(attempts):
-        body = get_custom(namespace, plural, name)
+        body = copy.deepcopy(body) if body is not None else get_custom(namespace, plural, name)
         if body is None:
             return None
         old = body.get("status") or {}
@@ -67,6 +69,7 @@ def update_status(namespace: str, name: str, change: Callable[[dict[str, Any]], 
                 return None
             if err.status != 409:
                 raise
+        body = None  # conflict: read the latest and redo the change
     raise RuntimeError(f"status of {plural}/{name} in {namespace}: still conflicting after {attempts} attempts")
 
 

@@ -67,4 +67,4 @@ def _write(body: dict[str, Any], change: Callable[[dict[str, Any]], dict[str, An
     def with_common(status: dict[str, Any]) -> dict[str, Any]:
         return {**change(status), "selector": managed.selector(meta["name"]), "observedGeneration": generation}
 
-    kube.update_status(meta["namespace"], meta["name"], with_common)
+    kube.update_status(meta["namespace"], meta["name"], with_common, body=body)

@@ -41,7 +41,7 @@ def _without_finalizer(fn):
     """kopf guards every daemon with a finalizer, so a StreamApp deleted while no operator runs (after `helm
     uninstall`) would hang. Ours needs none: the loop ends by itself once its StreamApp is gone, and owner
     references let the garbage collector remove what it owned. kopf has no switch for it: this clears the flag of
-    the registered handler (tests/unit/test_streamapp_handlers.py fails if a kopf upgrade changes that)."""
+    the registered handler (tests/unit/test_operator_registration.py fails if a kopf upgrade changes that)."""
     spawning = kopf.get_default_registry()._spawning
     spawning._handlers = [dataclasses.replace(h, requires_finalizer=False) if h.fn is fn else h
                           for h in spawning._handlers]
@@ -55,22 +55,33 @@ def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf
     back), every other owned object now and then, and evaluate the policy every evaluationInterval."""
     uid, checks, next_evaluation, resync = meta["uid"], 0, 0.0, resync_seconds()
     while not stopped:
-        body = kube.get_custom(namespace, "streamapps", name)
-        if body is None or body["metadata"]["uid"] != uid:
+        body = _guarded(logger, kube.get_custom, namespace, "streamapps", name)
+        if body is None or (body is not FAILED and body["metadata"]["uid"] != uid):
             logger.info("StreamApp %s/%s is gone; its loop ends", namespace, name)
             return
-        try:
-            reconcile(body, all_objects=checks % OBJECTS_EVERY == 0)
+        if body is not FAILED:
+            _guarded(logger, reconcile, body, all_objects=checks % OBJECTS_EVERY == 0)
+            checks += 1
             if time.monotonic() >= next_evaluation:
-                next_evaluation = time.monotonic() + _evaluate(body)
-        except ApiException as err:
-            ERRORS.labels(kind="kubernetes").inc()
-            logger.warning("Kubernetes API error: %s %s", err.status, err.reason)
-        except Exception:  # noqa: BLE001 - the loop outlives any one bad step; status says what it can
-            ERRORS.labels(kind="internal").inc()
-            logger.exception("StreamApp loop step failed")
-        checks += 1
+                interval = _guarded(logger, _evaluate, body)
+                next_evaluation = time.monotonic() + (5.0 if interval is FAILED else interval)
         stopped.wait(max(0.5, min(resync, next_evaluation - time.monotonic())))
+
+
+FAILED = object()
+
+
+def _guarded(logger, step, *args, **kwargs):
+    """One step of the loop; FAILED (logged and counted) if it raised: the loop outlives any one bad step."""
+    try:
+        return step(*args, **kwargs)
+    except ApiException as err:
+        ERRORS.labels(kind="kubernetes").inc()
+        logger.warning("Kubernetes API error in %s: %s %s", step.__name__, err.status, err.reason)
+    except Exception:  # noqa: BLE001 - reported, retried at the next step
+        ERRORS.labels(kind="internal").inc()
+        logger.exception("%s failed", step.__name__)
+    return FAILED
 
 
 def _evaluate(body: dict[str, Any]) -> float:
