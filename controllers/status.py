@@ -124,19 +124,29 @@ def driver_status(old: dict[str, Any], action: DriverAction, pod: dict[str, Any]
         return old  # still on its way: the condition keeps saying why
     if action.kind == "create":
         return progressing_status(old, "DriverCreated", action.message, generation)
+    stuck = _stuck(pod)
+    if stuck:
+        return progressing_status(old, "DriverWaiting", stuck, generation)
     if (pod.get("status") or {}).get("phase") == "Running":
         return progressing_status(old, "DriverRunning", "the driver pod runs the current spec", generation)
     if progressing.get("reason") in DRIVER_ON_ITS_WAY:
         return old
-    return progressing_status(old, "DriverPending", _pending_message(pod), generation)
+    return progressing_status(old, "DriverPending", "the driver pod is pending", generation)
 
 
-def _pending_message(pod: dict[str, Any]) -> str:
-    """Why the driver pod is not running yet, in the scheduler's words when it could not place it."""
-    for cond in (pod.get("status") or {}).get("conditions") or []:
+def _stuck(pod: dict[str, Any]) -> str | None:
+    """What keeps the driver from running, in Kubernetes' words: the scheduler cannot place it (e.g. its claim is
+    unbound), its image cannot be pulled, it crashes over and over."""
+    status = pod.get("status") or {}
+    for cond in status.get("conditions") or []:
         if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
             return f"the driver pod is not scheduled: {cond['message']}"
-    return "the driver pod is pending"
+    for container in status.get("containerStatuses") or []:
+        waiting = (container.get("state") or {}).get("waiting") or {}
+        if waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
+            detail = ": ".join(x for x in (waiting.get("reason"), waiting.get("message")) if x)
+            return f"the driver container is waiting: {detail}"
+    return None
 
 
 def invalid_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:

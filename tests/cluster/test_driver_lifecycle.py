@@ -90,3 +90,13 @@ def test_replicas_change_is_not_a_restart(running_app, namespace):
     wait_for("the new generation reconciled", lambda: status(k, namespace).get("observedGeneration") == generation)
     time.sleep(6)  # three driver checks
     assert _uid(k, namespace) == old and condition(k, namespace, "Progressing").get("reason") != "Restarting"
+
+
+def test_a_claim_nothing_can_bind_is_reported(crds_installed, namespace, fast_resync):
+    """No volume for the operator's ReadWriteMany claim (no provisioner here): the condition quotes the scheduler."""
+    k = crds_installed
+    with operator_in_process(k, namespace):
+        apply(k, namespace, managed_app())
+        waiting = wait_for("Progressing DriverWaiting", lambda: (c := condition(k, namespace, "Progressing"))
+                           .get("reason") == "DriverWaiting" and c)
+        assert "unbound immediate PersistentVolumeClaims" in waiting["message"], waiting

@@ -79,6 +79,12 @@ def test_a_driver_the_scheduler_cannot_place_says_why():
     unscheduled = pod(phase="Pending", conditions=[{"type": "PodScheduled", "status": "False", "message":
                                                     "0/3 nodes are available: pod has unbound immediate "
                                                     "PersistentVolumeClaims."}])
-    status = driver_status({}, DriverAction("keep", ""), unscheduled, 1)
+    created = driver_status({}, DriverAction("create", "created the driver pod"), None, 1)
+    status = driver_status(created, DriverAction("keep", ""), unscheduled, 1)
     progressing = get_condition(status["conditions"], "Progressing")
-    assert progressing["reason"] == "DriverPending" and "unbound immediate PersistentVolumeClaims" in progressing["message"]
+    assert progressing["reason"] == "DriverWaiting" and "unbound immediate PersistentVolumeClaims" in progressing["message"]
+    crashing = pod(containerStatuses=[{"name": "driver", "state": {"waiting": {
+        "reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed container"}}}])
+    status = driver_status(status, DriverAction("keep", ""), crashing, 1)
+    assert get_condition(status["conditions"], "Progressing")["message"] == (
+        "the driver container is waiting: CrashLoopBackOff: back-off 40s restarting failed container")
