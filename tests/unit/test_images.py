@@ -220,7 +220,8 @@ def test_the_project_dockerfiles_are_in_the_supported_subset_and_install_depende
                        for src in s.sources)
     spark, operator = plans["spark-runner"], plans["operator"]
     shared = [a.key for a, b in zip(spark.steps, operator.steps) if a.key == b.key]
-    assert len(shared) == 5                   # base, apt, venv, pyproject.toml, pip install of the dependencies
+    # base, apt, venv, pyproject.toml, pip install of the dependencies: keep the two prefixes word for word
+    assert len(shared) == 5, "spark_apps/Dockerfile and operator/Dockerfile no longer share their first steps"
     assert spark.config.user == "185" and spark.config.entrypoint == ["/opt/entrypoint.sh"]
     assert {"SPARK_HOME", "JAVA_HOME", "PYSPARK_PYTHON", "PATH"} <= set(spark.config.env)
     assert operator.config.user == "10001" and operator.config.entrypoint[:3] == ["kopf", "run", "/app/operator/main.py"]

@@ -96,5 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     except (BuildError, rootfs.RootfsError, wheels.WheelError, OSError) as e:
         log(f"error: {e}")
         return 1
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130
     log(f"{len(names)} image(s) in {time.monotonic() - started:.1f} s")
     return 0
