@@ -53,6 +53,8 @@ def test_parse_joins_continuations_drops_comments_and_reads_exec_forms():
     assert ins[1].text == "RUN apt-get update && apt-get install -y tini"
     assert ins[2].exec_form == ("/opt/entrypoint.sh", "x y")
     assert ins[3].flags == (("chown", "185:0"),) and ins[3].args == "a b /dst/"
+    shell_test = parse("FROM scratch\nRUN [ -f /x ] || touch /x\n")[1]
+    assert shell_test.exec_form is None and shell_test.text == "RUN [ -f /x ] || touch /x"
 
 
 @pytest.mark.parametrize("text, message", [

@@ -140,7 +140,8 @@ def _instruction(source: str, line: int, text: str) -> Instruction:
     if keyword in ("RUN", "COPY") and _HEREDOC.search(rest):
         raise DockerfileError(source, line, f"{keyword}: heredocs (<<EOF) are not supported")
     exec_form = None
-    if keyword in EXEC_FORM and rest.startswith("["):
+    # exec form: a JSON array; `RUN [ -f x ] && ...` is a shell test, not a broken array
+    if keyword in EXEC_FORM and re.match(r"\[\s*(?:[\"']|\]\s*$)", rest):
         try:
             value = json.loads(rest)
         except json.JSONDecodeError as e:
