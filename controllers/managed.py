@@ -108,7 +108,9 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         # client mode: Spark created no driver Service, so it has none to delete (and needs no right to)
         "spark.kubernetes.driver.service.deleteOnTermination": "false",
         "spark.driver.host": f"{names(app)['service']}.{namespace}.svc",
-        "spark.driver.bindAddress": "0.0.0.0",
+        # no spark.driver.bindAddress: Spark >= 4.1 has executors dial the driver's bind address
+        # (spark.kubernetes.executor.useDriverPodIP), so 0.0.0.0 would make every executor fail; unset, it is the
+        # Service name above, which resolves to the pod IP before the pod is Ready (publishNotReadyAddresses)
         "spark.driver.port": str(DRIVER_PORT),
         "spark.driver.blockManager.port": str(BLOCK_MANAGER_PORT),
         "spark.driver.memory": spark.driver.memory,
