@@ -88,7 +88,9 @@ def _evaluate(body: dict[str, Any]) -> float:
     """One evaluation; the seconds until the next. An unreachable job is reported in status."""
     meta = body["metadata"]
     try:
-        return evaluate(body)
+        interval = evaluate(body)
+        log.info("evaluated %s/%s", meta["namespace"], meta["name"])
+        return interval
     except ControlError as err:
         ERRORS.labels(kind="control").inc()
         kube.update_status(meta["namespace"], meta["name"],
