@@ -108,9 +108,9 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         # client mode: Spark created no driver Service, so it has none to delete (and needs no right to)
         "spark.kubernetes.driver.service.deleteOnTermination": "false",
         "spark.driver.host": f"{names(app)['service']}.{namespace}.svc",
-        # no spark.driver.bindAddress: Spark >= 4.1 has executors dial the driver's bind address
-        # (spark.kubernetes.executor.useDriverPodIP), so 0.0.0.0 would make every executor fail; unset, it is the
-        # Service name above, which resolves to the pod IP before the pod is Ready (publishNotReadyAddresses)
+        # spark.driver.bindAddress is the pod IP (set in the driver's args): Spark >= 4.1 executors dial the bind
+        # address (spark.kubernetes.executor.useDriverPodIP), so 0.0.0.0 fails every executor, and the Service
+        # name may not resolve yet when the driver starts (UnresolvedAddressException, then a container restart)
         "spark.driver.port": str(DRIVER_PORT),
         "spark.driver.blockManager.port": str(BLOCK_MANAGER_PORT),
         "spark.driver.memory": spark.driver.memory,
@@ -235,6 +235,7 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
     args = runner_args(app, spec, master=app_config(app, ns, spec)["master"], checkpoint=where["checkpoint"],
                        sink=where["sink"], metrics_port=METRICS_PORT, control_port=CONTROL_PORT,
                        token_file="/var/run/elastream/token", executors=start)
+    args += ["--conf", "spark.driver.bindAddress=$(POD_IP)"]  # the kubelet expands $(POD_IP) from the env below
     pod_spec: dict[str, Any] = {
         "serviceAccountName": n["serviceAccount"],
         "restartPolicy": "OnFailure",
@@ -246,7 +247,8 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
             "imagePullPolicy": spark.image_pull_policy,
             "command": ["python3", "-m", "spark_apps.runner"],
             "args": args,
-            "env": [{"name": "SPARK_CONF_DIR", "value": CONF_DIR}],
+            "env": [{"name": "SPARK_CONF_DIR", "value": CONF_DIR},
+                    {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
             "ports": [{"name": "metrics", "containerPort": METRICS_PORT},
                       {"name": "control", "containerPort": CONTROL_PORT},
                       {"name": "ui", "containerPort": UI_PORT}],
