@@ -68,7 +68,9 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
         status["currentExecutors"] = sum(obs.parallelism.values())
         if obs.latency_p99_s is not None:
             status["latencyP99Seconds"] = round(float(obs.latency_p99_s), 3)
-    if d.targets:
+    # only a scale decision moves the desired count: a hold or a steady verdict reads the executors registered
+    # so far, and while a new executor pod is still starting that is fewer than were asked for
+    if d.targets and d.action == "scale":
         status["desiredExecutors"] = sum(d.targets.values())
     return status
 

@@ -55,3 +55,12 @@ def test_invalid_spec_status_names_the_problem():
     ready = get_condition(status["conditions"], "Ready")
     assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec") and "spec.policyRef.name" in ready["message"]
     assert status["phase"] == "Failed"
+
+
+def test_a_steady_verdict_while_an_executor_starts_keeps_the_desired_count():
+    # 2 asked for, 1 registered so far: "none" at 1 must not read as a desired count of 1 (that would look like
+    # someone else changed spec.replicas, a manual override, at the next evaluation)
+    old = {"desiredExecutors": 2}
+    status = {**old, **evaluated_status(old, _decision(action="none", cur=1, to=1, reason="steady"),
+                                        _obs(p=1), realized=False, metrics_message=None, generation=1)}
+    assert (status["desiredExecutors"], status["currentExecutors"]) == (2, 1)
