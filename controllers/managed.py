@@ -264,10 +264,23 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
     }
     if spark.node_selector:
         pod_spec["nodeSelector"] = dict(spark.node_selector)
+    if spark.storage.fix_permissions:
+        pod_spec["initContainers"] = [_fix_permissions(app, spark.image, spark.image_pull_policy)]
     metadata = _meta(n["driver"], app, owner_reference(body), "driver")
     metadata["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(METRICS_PORT),
                                "prometheus.io/path": "/metrics"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+
+
+def _fix_permissions(app: str, image: str, pull_policy: str) -> dict[str, Any]:
+    """hostPath and NFS volumes ignore fsGroup: make the app's directory the Spark user's, as root with only the
+    capabilities that takes (opt-in: namespaces under the restricted Pod Security Standard refuse root)."""
+    d, own = f"{DATA_PATH}/{app}", f"{SPARK_UID}:{SPARK_UID}"
+    return {"name": "fix-permissions", "image": image, "imagePullPolicy": pull_policy,
+            "command": ["sh", "-c", f"mkdir -p {d} && chown {own} {d} && chmod 0775 {d}"],
+            "securityContext": {"runAsUser": 0, "runAsGroup": 0, "runAsNonRoot": False,
+                                "capabilities": {"drop": ["ALL"], "add": ["CHOWN", "DAC_OVERRIDE", "FOWNER"]}},
+            "volumeMounts": [{"name": VOLUME, "mountPath": DATA_PATH}]}
 
 
 def driver_pod(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:

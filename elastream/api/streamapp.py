@@ -99,6 +99,9 @@ class Storage(ApiModel):
     storage_class_name: str | None = Field(
         None, min_length=1, max_length=253,
         description="storage class of the claim the operator creates (must offer ReadWriteMany); unset: the default")
+    fix_permissions: bool = Field(
+        False, description="run an init container as root that gives the app's directory on the volume to the Spark "
+                           "user (uid 185): for volumes that ignore fsGroup, such as hostPath and NFS")
 
 
 class SecretKeyRef(ApiModel):

@@ -100,3 +100,12 @@ def test_a_file_application_runs_with_its_arguments():
     args = managed.driver_pod(BODY, s)["spec"]["containers"][0]["args"]
     assert args[:4] == ["--app-file", "/var/lib/elastream/apps/top.py", "--app-arg=10", "--app-arg=--window=5s"]
     assert "--app" not in args
+
+
+def test_fix_permissions_is_an_opt_in_root_init_container_with_only_ownership_capabilities():
+    assert "initContainers" not in managed.driver_pod(BODY, spec())["spec"]
+    (init,) = managed.driver_pod(BODY, spec(storage={"fixPermissions": True}))["spec"]["initContainers"]
+    assert init["securityContext"]["runAsUser"] == 0
+    assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "DAC_OVERRIDE", "FOWNER"]}
+    assert "chown 185:185 /var/lib/elastream/wc" in init["command"][-1]
+    assert init["volumeMounts"] == [{"name": managed.VOLUME, "mountPath": "/var/lib/elastream"}]
