@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from controllers import kube, managed
 from controllers.events import KopfEventSink
-from controllers.metrics import DECISIONS, ERRORS, REALIZE_SECONDS
+from controllers.metrics import DECISIONS, DESIRED_EXECUTORS, ERRORS, REALIZE_SECONDS
 from controllers.state_store import ConfigMapStateStore
 from controllers.status import evaluated_status, invalid_status, unavailable_status
 from elastream.adapters.control import ControlEndpointClient, ControlError
@@ -136,7 +136,10 @@ def evaluate(body: dict[str, Any]) -> float:
             status["currentExecutors"] = current
         return status
 
-    kube.update_status(namespace, name, change)
+    written = kube.update_status(namespace, name, change)
+    desired = ((written or {}).get("status") or {}).get("desiredExecutors")
+    if desired is not None:  # the dashboard's "desired" line: the same number as status.desiredExecutors
+        DESIRED_EXECUTORS.labels(namespace=namespace, streamapp=name).set(desired)
     return config.evaluation_interval_s
 
 
