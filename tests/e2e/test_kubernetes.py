@@ -1,0 +1,203 @@
+"""End to end on real pods: Helm installs the operator, which runs the example's managed Spark StreamApp on real
+nodes and rescales its executor pods in place. The walk-through of docs/kubernetes.md, as a new user would take it:
+
+    helm install elastream charts/elastream -n elastream-system --create-namespace --wait
+    kubectl apply -f examples/kubernetes/
+
+The tests share one release and one job and run in order.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from spark_apps import verify
+from tests.conftest import ROOT
+from tests.operator_fixtures import wait_for
+
+pytestmark = pytest.mark.slow
+CHART = ROOT / "charts" / "elastream"
+EXAMPLES = ROOT / "examples" / "kubernetes"
+APP, NS, RELEASE_NS = "wordcount", "default", "elastream-system"
+REAL = "elastream.io/real-node"
+HOST_DATA = "/var/lib/elastream-example"  # the hostPath of examples/kubernetes/storage.yaml
+
+
+def helm(k, *args, check=True, timeout=600):
+    proc = subprocess.run(["helm", *args], capture_output=True, text=True, env=k.env(), timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"helm {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def get(k, *args) -> dict:
+    return json.loads(k.kubectl("get", *args, "-o", "json").stdout)
+
+
+def app(k) -> dict:
+    return get(k, "streamapp", APP, "-n", NS)
+
+
+def status(k) -> dict:
+    return app(k).get("status") or {}
+
+
+def condition(k, type_: str) -> dict:
+    return next((c for c in status(k).get("conditions", []) if c["type"] == type_), {})
+
+
+def pods(k, role: str) -> list[dict]:
+    items = get(k, "pods", "-n", NS, "-l", f"elastream.io/app={APP},elastream.io/role={role}")["items"]
+    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+
+def running(k, role: str) -> list[dict]:
+    return [p for p in pods(k, role) if p["status"].get("phase") == "Running"
+            and all(c.get("ready") for c in p["status"].get("containerStatuses", []))]
+
+
+def real_nodes(k) -> set[str]:
+    return {n["metadata"]["name"] for n in get(k, "nodes", "-l", f"{REAL}=true")["items"]}
+
+
+def history(k, action: str, after: str = "") -> list[dict]:
+    return [d for d in status(k).get("history", []) if d["action"] == action and d["realized"] and d["time"] >= after]
+
+
+def driver_identity(k) -> tuple[str, int]:
+    (driver,) = pods(k, "driver")
+    return driver["metadata"]["uid"], sum(c.get("restartCount", 0) for c in driver["status"]["containerStatuses"])
+
+
+@pytest.fixture(scope="module")
+def k(real_cluster, crds_installed):
+    """Real nodes, with the current CRDs (helm installs CRDs only where none exist, as Helm never upgrades them)."""
+    yield real_cluster
+
+
+@pytest.fixture(scope="module")
+def release(k):
+    """The operator installed by Helm, as a pod on a real node under the chart's own ServiceAccount."""
+    helm(k, "install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait", "--timeout", "5m",
+         "--set", f"watchNamespaces={{{NS}}}")
+    yield RELEASE_NS
+    helm(k, "uninstall", "elastream", "-n", RELEASE_NS, "--wait", "--timeout", "2m", check=False)
+    k.kubectl("delete", "namespace", RELEASE_NS, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def example(k, release):
+    shutil.rmtree(HOST_DATA, ignore_errors=True)  # a checkpoint left by an earlier run would be resumed
+    k.kubectl("apply", "-f", str(EXAMPLES))
+    yield
+    k.kubectl("delete", "-f", str(EXAMPLES), "--ignore-not-found", "--wait=false", check=False)
+
+
+def test_operator_pod_runs_on_a_real_node_under_its_own_service_account(k, release):
+    (pod,) = get(k, "pods", "-n", release, "-l", "app.kubernetes.io/name=elastream")["items"]
+    assert pod["status"]["phase"] == "Running"
+    assert pod["spec"]["nodeName"] in real_nodes(k)
+    assert pod["spec"]["serviceAccountName"] == "elastream"
+
+
+def test_streamapp_becomes_ready_with_driver_and_executor_pods_on_real_nodes(k, example):
+    wait_for("StreamApp Ready", lambda: condition(k, "Ready").get("status") == "True", timeout=300, every=2)
+    wait_for("the driver and an executor Running", lambda: running(k, "driver") and running(k, "executor"),
+             timeout=120, every=2)
+    nodes = real_nodes(k)
+    for p in running(k, "driver") + running(k, "executor"):
+        assert p["spec"]["nodeName"] in nodes, f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
+
+
+def test_load_step_scales_executor_pods_out_in_place(k, example):
+    uid, restarts = driver_identity(k)
+    up = wait_for("a realized scale-out in status.history", lambda: history(k, "scaleUp"), timeout=420, every=3)[0]
+    wait_for("more executor pods Running", lambda: len(running(k, "executor")) >= up["to"], timeout=120, every=2)
+    assert driver_identity(k) == (uid, restarts), "the driver was restarted to rescale"
+
+
+def test_load_drop_scales_back_in(k, example):
+    uid, restarts = driver_identity(k)
+    down = wait_for("a realized scale-in in status.history", lambda: history(k, "scaleDown"), timeout=480, every=3)[0]
+    wait_for("fewer executor pods", lambda: len(pods(k, "executor")) <= down["to"], timeout=180, every=2)
+    assert driver_identity(k) == (uid, restarts)
+
+
+def test_kubectl_scale_is_honored_in_place(k, example):
+    uid, restarts = driver_identity(k)
+    want = 2 if status(k).get("currentExecutors", 1) == 1 else 1
+    k.kubectl("scale", f"streamapp/{APP}", f"--replicas={want}", "-n", NS)
+    wait_for(f"status.currentExecutors == {want}", lambda: status(k).get("currentExecutors") == want,
+             timeout=180, every=2)
+    wait_for(f"{want} executor pods", lambda: len(running(k, "executor")) == want and len(pods(k, "executor")) == want,
+             timeout=180, every=2)
+    assert driver_identity(k) == (uid, restarts)
+
+
+def prometheus_url(k) -> str:
+    (pod,) = get(k, "pods", "-n", "monitoring", "-l", "app.kubernetes.io/name=prometheus")["items"]
+    return f"http://{pod['status']['podIP']}:9090"  # pod IPs are routable from the host: the bridges live here
+
+
+def test_every_dashboard_panel_returns_data(k, example):
+    from tests.dashboard import panel_queries
+    base = prometheus_url(k)
+
+    def result(expr: str) -> list:
+        url = f"{base}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        return json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]
+
+    for title, expr in panel_queries(CHART / "dashboards" / "elastream.json", app=APP, namespace=NS):
+        wait_for(f"data for panel {title!r}: {expr}", lambda e=expr: result(e), timeout=120, every=5)
+
+
+def test_deleted_driver_is_recreated_and_resumes(k, example):
+    uid, _ = driver_identity(k)
+    k.kubectl("delete", "pod", f"{APP}-driver", "-n", NS, "--wait=false")
+    wait_for("a new driver pod Running", lambda: (r := running(k, "driver")) and r[0]["metadata"]["uid"] != uid,
+             timeout=240, every=2)
+    wait_for("StreamApp Ready again", lambda: condition(k, "Ready").get("status") == "True", timeout=240, every=2)
+
+
+def test_suspend_stops_pods_and_resume_restarts_from_the_checkpoint(k, example):
+    k.kubectl("patch", "streamapp", APP, "-n", NS, "--type=merge", "-p", '{"spec": {"suspend": true}}')
+    wait_for("no driver or executor pod", lambda: not pods(k, "driver") and not pods(k, "executor"),
+             timeout=120, every=2)
+    assert status(k).get("phase") == "Suspended"
+    report = verify.check(*job_dirs(k), produced=committed_records(k))
+    assert report.produced > 10_000 and report.exactly_once, report
+    k.kubectl("patch", "streamapp", APP, "-n", NS, "--type=merge", "-p", '{"spec": {"suspend": false}}')
+    wait_for("the driver Running again", lambda: running(k, "driver"), timeout=240, every=2)
+
+
+def job_dirs(k) -> tuple[str, str]:
+    """The checkpoint and sink on the example's hostPath volume, as the host sees them."""
+    pv = get(k, "pv", "elastream-example-data")
+    root = pv["spec"]["hostPath"]["path"]
+    return f"{root}/{APP}/checkpoint", f"{root}/{APP}/sink"
+
+
+def committed_records(k) -> int:
+    checkpoint, _ = job_dirs(k)
+    return verify.committed_offset(checkpoint)
+
+
+def test_delete_removes_every_pod_within_60s(k, example):
+    k.kubectl("delete", "-f", str(EXAMPLES), "--wait=false")
+    start = time.monotonic()
+    wait_for("every pod of the app gone", lambda: not get(k, "pods", "-n", NS, "-l", f"elastream.io/app={APP}")["items"],
+             timeout=60, every=1)
+    assert time.monotonic() - start < 60
+
+
+def test_helm_uninstall_leaves_nothing_stuck(k, release):
+    helm(k, "uninstall", "elastream", "-n", release, "--wait", "--timeout", "2m")
+    wait_for("the operator pod gone", lambda: not get(k, "pods", "-n", release)["items"], timeout=90, every=2)
+    stuck = [a["metadata"]["name"] for a in get(k, "streamapps", "-A")["items"] if a["metadata"].get("deletionTimestamp")]
+    assert not stuck, f"StreamApps stuck on a finalizer: {stuck}"
