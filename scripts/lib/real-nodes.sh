@@ -191,6 +191,7 @@ import_image() {
 start_real_node() {
   local i=$1 name dir ip
   name=$(node_name "$i"); dir=$(node_dir "$i"); ip=$(host_ip)
+  pid_alive "$dir/run/kubelet.pid" && pid_alive "$dir/run/containerd.pid" && return 0  # up already
   write_node_configs "$i"
   start_daemon "$dir/run/containerd.pid" "$dir/logs/containerd.log" containerd --config "$dir/containerd/config.toml"
   wait_socket "$dir/run/containerd.sock"
