@@ -205,6 +205,7 @@ start_real_node() {
 
 start_kube_proxy() {  # one for the host: every node shares its network namespace and iptables
   local dir=$NODES_DIR/kube-proxy
+  pid_alive "$dir/kube-proxy.pid" && return 0  # it exits when its config file is rewritten, even unchanged
   mkdir -p "$dir"
   cat > "$dir/config.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
