@@ -32,6 +32,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     pl.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     pl.set_defaults(handler=_run_placement)
 
+    r = targets.add_parser(
+        "rescale",
+        help="on a cluster (current KUBECONFIG), against a running managed StreamApp and the operator: from a "
+             "scaling decision (spec.replicas written through the scale subresource) to the new executor pod's "
+             "first task, and the scale-in back; with the job's p99 around each rescale",
+    )
+    r.add_argument("--namespace", metavar="NS", help="the StreamApp's namespace (default: the context's, or default)")
+    r.add_argument("--app", metavar="NAME", help="the StreamApp (default: the only one in the namespace)")
+    r.add_argument("--repeats", type=int, default=3, metavar="N", help="scale-out/scale-in pairs (default 3)")
+    r.add_argument("--from", dest="base", type=int, metavar="N",
+                   help="executors to scale out from and back to (default spec.spark.executors.min)")
+    r.add_argument("--timeout", type=float, default=180.0, metavar="SECONDS",
+                   help="longest wait for a rescale or for the job to settle (default 180)")
+    r.add_argument("--before", type=float, default=30.0, metavar="SECONDS",
+                   help="p99 window before each decision; also the pause before it (default 30)")
+    r.add_argument("--after", type=float, default=60.0, metavar="SECONDS",
+                   help="p99 window after each decision (default 60)")
+    r.add_argument("--metrics-url", metavar="URL",
+                   help="the driver's /metrics (default http://<driver pod IP>:9108/metrics)")
+    r.add_argument("--control-url", metavar="URL",
+                   help="the driver's control endpoint (default http://<driver pod IP>:9109); if unreachable, "
+                        "the StreamApp's status.currentExecutors is used")
+    r.add_argument("--json", metavar="FILE", help="also write every run, event time and p99 sample as JSON")
+    r.add_argument("--markdown", metavar="FILE", help="also write the tables as a Markdown section")
+    r.add_argument("--docs", action="store_true",
+                   help="write the 'rescale' section of docs/benchmarks.md (a cluster benchmark: off by default)")
+    r.set_defaults(handler=_run_rescale)
+
 
 def _run_elasticity(args: argparse.Namespace) -> int:
     from elasticity.benchmark import bench_main
@@ -54,4 +82,15 @@ def _run_placement(args: argparse.Namespace) -> int:
 
         name, markdown = args.docs_section
         print(f"\nwrote the {name!r} section of {write_section(name, markdown)}")
+    return rc
+
+
+def _run_rescale(args: argparse.Namespace) -> int:
+    from elastream.bench_rescale.cluster import bench_main
+
+    rc = bench_main(args)
+    if rc == 0 and args.docs:
+        from elastream.benchdoc import write_section
+
+        print(f"\nwrote the 'rescale' section of {write_section('rescale', args.docs_markdown)}")
     return rc
