@@ -19,7 +19,7 @@ import pytest
 
 from spark_apps import verify
 from tests.conftest import ROOT
-from tests.operator_fixtures import wait_for
+from tests.operator_fixtures import wait_for as _wait_for
 
 pytestmark = pytest.mark.slow
 CHART = ROOT / "charts" / "elastream"
@@ -27,6 +27,25 @@ EXAMPLES = ROOT / "examples" / "kubernetes"
 APP, NS, RELEASE_NS = "wordcount", "default", "elastream-system"
 REAL = "elastream.io/real-node"
 HOST_DATA = "/var/lib/elastream-example"  # the hostPath of examples/kubernetes/storage.yaml
+
+
+def diagnosis(k) -> str:
+    """What a failing wait shows: the pods, the StreamApp's conditions and last decisions, the operator's log."""
+    parts = [k.kubectl("get", "pods", "-A", "-o", "wide", check=False).stdout]
+    sa = k.kubectl("get", "streamapp", APP, "-n", NS, "-o", "json", check=False)
+    if sa.returncode == 0:
+        st = json.loads(sa.stdout).get("status") or {}
+        parts += [f"{c['type']}={c['status']} {c['reason']}: {c['message']}" for c in st.get("conditions", [])]
+        parts += [f"{d['time']} {d['action']} {d.get('from')}->{d.get('to')} {d['reason']}" for d in st.get("history", [])[-8:]]
+    parts.append(k.kubectl("logs", "-n", RELEASE_NS, "deploy/elastream", "--tail=30", check=False).stdout)
+    return "\n".join(parts)
+
+
+def wait_for(what, check, timeout=60.0, every=0.5, k=None):
+    try:
+        return _wait_for(what, check, timeout=timeout, every=every)
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n--- cluster state ---\n{diagnosis(k)}" if k is not None else str(err)) from None
 
 
 def helm(k, *args, check=True, timeout=600):
@@ -107,9 +126,9 @@ def test_operator_pod_runs_on_a_real_node_under_its_own_service_account(k, relea
 
 
 def test_streamapp_becomes_ready_with_driver_and_executor_pods_on_real_nodes(k, example):
-    wait_for("StreamApp Ready", lambda: condition(k, "Ready").get("status") == "True", timeout=300, every=2)
+    wait_for("StreamApp Ready", lambda: condition(k, "Ready").get("status") == "True", timeout=300, every=2, k=k)
     wait_for("the driver and an executor Running", lambda: running(k, "driver") and running(k, "executor"),
-             timeout=120, every=2)
+             timeout=120, every=2, k=k)
     nodes = real_nodes(k)
     for p in running(k, "driver") + running(k, "executor"):
         assert p["spec"]["nodeName"] in nodes, f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
@@ -117,15 +136,15 @@ def test_streamapp_becomes_ready_with_driver_and_executor_pods_on_real_nodes(k, 
 
 def test_load_step_scales_executor_pods_out_in_place(k, example):
     uid, restarts = driver_identity(k)
-    up = wait_for("a realized scale-out in status.history", lambda: history(k, "scaleUp"), timeout=420, every=3)[0]
-    wait_for("more executor pods Running", lambda: len(running(k, "executor")) >= up["to"], timeout=120, every=2)
+    up = wait_for("a realized scale-out in status.history", lambda: history(k, "scaleUp"), timeout=420, every=3, k=k)[0]
+    wait_for("more executor pods Running", lambda: len(running(k, "executor")) >= up["to"], timeout=120, every=2, k=k)
     assert driver_identity(k) == (uid, restarts), "the driver was restarted to rescale"
 
 
 def test_load_drop_scales_back_in(k, example):
     uid, restarts = driver_identity(k)
-    down = wait_for("a realized scale-in in status.history", lambda: history(k, "scaleDown"), timeout=480, every=3)[0]
-    wait_for("fewer executor pods", lambda: len(pods(k, "executor")) <= down["to"], timeout=180, every=2)
+    down = wait_for("a realized scale-in in status.history", lambda: history(k, "scaleDown"), timeout=480, every=3, k=k)[0]
+    wait_for("fewer executor pods", lambda: len(pods(k, "executor")) <= down["to"], timeout=180, every=2, k=k)
     assert driver_identity(k) == (uid, restarts)
 
 
@@ -134,9 +153,9 @@ def test_kubectl_scale_is_honored_in_place(k, example):
     want = 2 if status(k).get("currentExecutors", 1) == 1 else 1
     k.kubectl("scale", f"streamapp/{APP}", f"--replicas={want}", "-n", NS)
     wait_for(f"status.currentExecutors == {want}", lambda: status(k).get("currentExecutors") == want,
-             timeout=180, every=2)
+             timeout=180, every=2, k=k)
     wait_for(f"{want} executor pods", lambda: len(running(k, "executor")) == want and len(pods(k, "executor")) == want,
-             timeout=180, every=2)
+             timeout=180, every=2, k=k)
     assert driver_identity(k) == (uid, restarts)
 
 
@@ -154,26 +173,26 @@ def test_every_dashboard_panel_returns_data(k, example):
         return json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]
 
     for title, expr in panel_queries(CHART / "dashboards" / "elastream.json", app=APP, namespace=NS):
-        wait_for(f"data for panel {title!r}: {expr}", lambda e=expr: result(e), timeout=120, every=5)
+        wait_for(f"data for panel {title!r}: {expr}", lambda e=expr: result(e), timeout=120, every=5, k=k)
 
 
 def test_deleted_driver_is_recreated_and_resumes(k, example):
     uid, _ = driver_identity(k)
     k.kubectl("delete", "pod", f"{APP}-driver", "-n", NS, "--wait=false")
     wait_for("a new driver pod Running", lambda: (r := running(k, "driver")) and r[0]["metadata"]["uid"] != uid,
-             timeout=240, every=2)
-    wait_for("StreamApp Ready again", lambda: condition(k, "Ready").get("status") == "True", timeout=240, every=2)
+             timeout=240, every=2, k=k)
+    wait_for("StreamApp Ready again", lambda: condition(k, "Ready").get("status") == "True", timeout=240, every=2, k=k)
 
 
 def test_suspend_stops_pods_and_resume_restarts_from_the_checkpoint(k, example):
     k.kubectl("patch", "streamapp", APP, "-n", NS, "--type=merge", "-p", '{"spec": {"suspend": true}}')
     wait_for("no driver or executor pod", lambda: not pods(k, "driver") and not pods(k, "executor"),
-             timeout=120, every=2)
+             timeout=120, every=2, k=k)
     assert status(k).get("phase") == "Suspended"
     report = verify.check(*job_dirs(k), produced=committed_records(k))
     assert report.produced > 10_000 and report.exactly_once, report
     k.kubectl("patch", "streamapp", APP, "-n", NS, "--type=merge", "-p", '{"spec": {"suspend": false}}')
-    wait_for("the driver Running again", lambda: running(k, "driver"), timeout=240, every=2)
+    wait_for("the driver Running again", lambda: running(k, "driver"), timeout=240, every=2, k=k)
 
 
 def job_dirs(k) -> tuple[str, str]:
@@ -192,12 +211,12 @@ def test_delete_removes_every_pod_within_60s(k, example):
     k.kubectl("delete", "-f", str(EXAMPLES), "--wait=false")
     start = time.monotonic()
     wait_for("every pod of the app gone", lambda: not get(k, "pods", "-n", NS, "-l", f"elastream.io/app={APP}")["items"],
-             timeout=60, every=1)
+             timeout=60, every=1, k=k)
     assert time.monotonic() - start < 60
 
 
 def test_helm_uninstall_leaves_nothing_stuck(k, release):
     helm(k, "uninstall", "elastream", "-n", release, "--wait", "--timeout", "2m")
-    wait_for("the operator pod gone", lambda: not get(k, "pods", "-n", release)["items"], timeout=90, every=2)
+    wait_for("the operator pod gone", lambda: not get(k, "pods", "-n", release)["items"], timeout=90, every=2, k=k)
     stuck = [a["metadata"]["name"] for a in get(k, "streamapps", "-A")["items"] if a["metadata"].get("deletionTimestamp")]
     assert not stuck, f"StreamApps stuck on a finalizer: {stuck}"
