@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import platform
+import random
 import shlex
 import sys
 import threading
@@ -334,6 +335,7 @@ class Bench:
     counter: Counter
     sampler: P99Sampler | None
     say: Callable[[str], None] = print
+    jitter: float = 0.0
     selector: str = ""
     driver: str = ""
     driver_container: str = "driver"
@@ -475,7 +477,10 @@ class Bench:
         for _ in range(attempts):
             self.bring_to(n)
             watcher = PodWatcher(self.cluster, self.namespace, self.selector).start()
-            time.sleep(self.before)  # the p99 window before the decision (the sampler runs meanwhile)
+            # the p99 window before the decision (the sampler runs meanwhile), plus a random part: the operator
+            # looks at spec.replicas every few seconds, and decisions at a fixed rhythm would always meet its
+            # loop at the same point (its share of the delay would not be sampled fairly)
+            time.sleep(self.before + random.uniform(0.0, self.jitter))
             replicas = (self.app_body().get("spec") or {}).get("replicas")
             state = self.settled(n)
             if replicas == n and state is None:
@@ -609,6 +614,15 @@ def _evaluation_interval(cluster: Cluster, app: dict[str, Any]) -> str:
         return "?"
 
 
+def _seconds(duration: str, default: float) -> float:
+    from elastream.api.base import parse_duration
+
+    try:
+        return parse_duration(duration)
+    except (ValueError, TypeError):
+        return default
+
+
 def bench_main(args) -> int:
     """`elastream bench rescale`: measure, print the tables, write --json/--markdown (and the docs with --docs)."""
     if args.repeats < 1:
@@ -636,7 +650,9 @@ def bench_main(args) -> int:
     if problem:
         say(f"note: no p99 around the rescales: {problem} (--metrics-url to point at a port-forward)")
         sampler = None
-    bench = Bench(cluster, namespace, name, base, args.timeout, args.before, args.after, counter, sampler, say,
+    interval = _evaluation_interval(cluster, app)
+    jitter = args.jitter if args.jitter is not None else _seconds(interval, 10.0)
+    bench = Bench(cluster, namespace, name, base, args.timeout, args.before, args.after, counter, sampler, say, jitter,
                   selector=f"{managed.LABEL_APP}={name},{managed.LABEL_ROLE}=executor",
                   driver=driver["metadata"]["name"],
                   driver_container="driver" if "driver" in containers else (containers[0] if containers else None))
@@ -663,7 +679,7 @@ def bench_main(args) -> int:
         "elapsed_s": time.monotonic() - started,
         "environment": _environment(cluster, driver),
         "namespace": namespace, "app": name, "app_summary": _app_summary(app, driver),
-        "evaluation_interval": _evaluation_interval(cluster, app),
+        "evaluation_interval": interval, "jitter": jitter,
         "count_source": counter.source(),
         "metrics_source": f"the driver's `/metrics` ({sampler.url})" if sampler is not None else "nowhere",
         "before": args.before, "after": args.after, "base": base,

@@ -49,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="p99 window before each decision; also the pause before it (default 30)")
     r.add_argument("--after", type=float, default=60.0, metavar="SECONDS",
                    help="p99 window after each decision (default 60)")
+    r.add_argument("--jitter", type=float, metavar="SECONDS",
+                   help="a random pause of up to this long before each decision, so that decisions meet the "
+                        "operator's loop at random points (default: the policy's evaluationInterval)")
     r.add_argument("--metrics-url", metavar="URL",
                    help="the driver's /metrics (default http://<driver pod IP>:9108/metrics)")
     r.add_argument("--control-url", metavar="URL",
