@@ -372,6 +372,11 @@ down_real_nodes() {
     grep -F " ${dir%/}/" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
     rm -rf "$dir/containerd/state" "$dir/kubelet" "$dir/cni/ipam" "$dir/run" "$dir/pki"
   done
+  # pod network namespaces that outlived their sandbox (no process left in them) hold a veth each
+  local ns_
+  for ns_ in $(ip netns list 2>/dev/null | awk '$1 ~ /^cni-/ {print $1}'); do
+    [ -z "$(ip netns pids "$ns_" 2>/dev/null)" ] && ip netns delete "$ns_" 2>/dev/null || true
+  done
   for i in $(ip -o link show type bridge 2>/dev/null | awk -F': ' '{print $2}' | grep -E '^elastream[0-9]+$'); do
     ip link del "$i" 2>/dev/null || true
   done
