@@ -241,7 +241,8 @@ class P99Sampler:
 
     def __init__(self, url: str, app: str, period: float = 1.0):
         self.url, self.app, self.period = url, app, period
-        self.samples: list[tuple[float, float | None]] = []
+        self.samples: list[tuple[float, float | None]] = []  # p99
+        self.rates: list[tuple[float, float | None]] = []  # offered records/s
         self.failures = 0
         self.last_problem: str | None = None
         self._stop = threading.Event()
@@ -271,15 +272,16 @@ class P99Sampler:
         next_at = time.monotonic()
         while not self._stop.is_set():
             wall = time.time()
-            value = None
+            value = rate = None
             try:
                 resp = self._http.get(self.url, timeout=min(0.9, self.period))
                 resp.raise_for_status()
-                value = tl.parse_p99(resp.text, self.app)
+                value, rate = tl.parse_p99(resp.text, self.app), tl.parse_rate(resp.text, self.app)
             except requests.RequestException as err:
                 self.failures += 1
                 self.last_problem = f"{type(err).__name__}"
             self.samples.append((wall, value))
+            self.rates.append((wall, rate))
             next_at += self.period
             self._stop.wait(max(0.0, next_at - time.monotonic()))
 
@@ -464,8 +466,9 @@ class Bench:
         spoiled = spoiled or judged
         p99 = (tl.p99_around(list(self.sampler.samples), t0_wall, self.before, self.after)
                if self.sampler is not None else (None, None))
-        run = tl.Run(direction, repeat, frm, to, t0_wall, seconds, pod, p99[0], p99[1], spoiled, notes + later,
-                     tl.relative_events(events, t0_mono, self.before))
+        rate = tl.last_before(list(self.sampler.rates), t0_wall) if self.sampler is not None else None
+        run = tl.Run(direction, repeat, frm, to, t0_wall, seconds, pod, p99[0], p99[1], rate, spoiled,
+                     notes + later, tl.relative_events(events, t0_mono, self.before))
         self.runs.append(run)
         shown = ", ".join(f"{k} {v:.1f}s" for k, v in seconds.items() if v is not None)
         self.say(f"      {pod}: {shown}" + (f"  [left out: {spoiled}]" if spoiled else ""))
@@ -599,19 +602,26 @@ def _app_summary(app: dict[str, Any], driver: dict[str, Any]) -> str:
             f"{exe.get('memory')}, trigger {spark.get('triggerInterval')}, {load}")
 
 
-def _evaluation_interval(cluster: Cluster, app: dict[str, Any]) -> str:
+def _policy(cluster: Cluster, app: dict[str, Any]) -> tuple[str, str]:
+    """(evaluationInterval, words about the mode) of the StreamApp's policy."""
     spec = app.get("spec") or {}
-    if spec.get("policy"):
-        return spec["policy"].get("evaluationInterval", "30s")
     ref = (spec.get("policyRef") or {}).get("name")
-    if not ref:
-        return "30s"
-    try:
-        pol = cluster.custom.get_namespaced_custom_object(GROUP, VERSION, app["metadata"]["namespace"],
-                                                          "elasticitypolicies", ref)
-        return (pol.get("spec") or {}).get("evaluationInterval", "30s")
-    except Exception:  # noqa: BLE001 - only context for the report
-        return "?"
+    name, policy = "inline", spec.get("policy")
+    if policy is None and ref:
+        name = f"`{ref}`"
+        try:
+            policy = (cluster.custom.get_namespaced_custom_object(GROUP, VERSION, app["metadata"]["namespace"],
+                                                                  "elasticitypolicies", ref).get("spec") or {})
+        except Exception:  # noqa: BLE001 - only context for the report
+            return "?", ""
+    policy = policy or {}
+    mode = policy.get("mode", "auto")
+    if mode == "advisor":
+        words = f"The policy ({name}) is in advisor mode: only the bench's manual overrides change the job."
+    else:
+        words = (f"The policy ({name}) is in {mode} mode: the autoscaler may rescale too; a run it disturbs is "
+                 "left out of the statistics.")
+    return policy.get("evaluationInterval", "30s"), words
 
 
 def _seconds(duration: str, default: float) -> float:
@@ -650,7 +660,7 @@ def bench_main(args) -> int:
     if problem:
         say(f"note: no p99 around the rescales: {problem} (--metrics-url to point at a port-forward)")
         sampler = None
-    interval = _evaluation_interval(cluster, app)
+    interval, policy_words = _policy(cluster, app)
     jitter = args.jitter if args.jitter is not None else _seconds(interval, 10.0)
     bench = Bench(cluster, namespace, name, base, args.timeout, args.before, args.after, counter, sampler, say, jitter,
                   selector=f"{managed.LABEL_APP}={name},{managed.LABEL_ROLE}=executor",
@@ -679,7 +689,7 @@ def bench_main(args) -> int:
         "elapsed_s": time.monotonic() - started,
         "environment": _environment(cluster, driver),
         "namespace": namespace, "app": name, "app_summary": _app_summary(app, driver),
-        "evaluation_interval": interval, "jitter": jitter,
+        "evaluation_interval": interval, "jitter": jitter, "policy": policy_words,
         "count_source": counter.source(),
         "metrics_source": f"the driver's `/metrics` ({sampler.url})" if sampler is not None else "nowhere",
         "before": args.before, "after": args.after, "base": base,
@@ -689,7 +699,8 @@ def bench_main(args) -> int:
     print(md)
     if args.json:
         Path(args.json).write_text(json.dumps({"meta": meta, "runs": [r.to_dict() for r in bench.runs],
-                                               "p99_samples": sampler.samples if sampler else []}, indent=2) + "\n")
+                                               "p99_samples": sampler.samples if sampler else [],
+                                               "rate_samples": sampler.rates if sampler else []}, indent=2) + "\n")
     if args.markdown:
         Path(args.markdown).write_text(md)
     args.docs_markdown = md

@@ -173,9 +173,18 @@ def scale_in_timeline(events: list[PodEvent], pod: str | None, t0_wall: float, t
             "exiting": _after(exiting, t0_mono), "deleted": _after(deleted, t0_mono)}
 
 
-def parse_p99(metrics_text: str, app: str, metric: str = "elastream_latency_p99_seconds") -> float | None:
-    """The largest value of `metric{app="<app>",...}` in a Prometheus text exposition, or None if absent.
-    (The runner exports one series per query; the largest is the job's end-to-end p99.)"""
+def parse_p99(metrics_text: str, app: str) -> float | None:
+    """The job's end-to-end p99 (the runner exports one series per query; the largest), or None if absent."""
+    return parse_gauge(metrics_text, app, "elastream_latency_p99_seconds")
+
+
+def parse_rate(metrics_text: str, app: str) -> float | None:
+    """Records/s offered to the job (elastream_input_rate), or None if absent."""
+    return parse_gauge(metrics_text, app, "elastream_input_rate")
+
+
+def parse_gauge(metrics_text: str, app: str, metric: str) -> float | None:
+    """The largest value of `metric{app="<app>",...}` in a Prometheus text exposition, or None if absent."""
     pattern = re.compile(r"^" + re.escape(metric) + r"\{([^}]*)\}\s+(\S+)")
     best: float | None = None
     for line in metrics_text.splitlines():
@@ -197,6 +206,15 @@ def p99_around(samples: Iterable[tuple[float, float | None]], t0: float, before:
     pre = [v for t, v in samples if v is not None and t0 - before <= t < t0]
     post = [v for t, v in samples if v is not None and t0 <= t <= t0 + after]
     return (max(pre) if pre else None), (max(post) if post else None)
+
+
+def last_before(samples: Iterable[tuple[float, float | None]], t: float, within: float = 5.0) -> float | None:
+    """The last value sampled at or before `t`, if no older than `within` seconds; else None."""
+    best = None
+    for at, v in samples:
+        if v is not None and t - within <= at <= t:
+            best = v
+    return best
 
 
 def foreign_rescales(history: list[dict[str, Any]], t0_wall: float) -> list[tuple[float, str]]:
@@ -248,6 +266,7 @@ class Run:
     pod: str | None = None
     p99_before: float | None = None
     p99_after: float | None = None
+    rate: float | None = None  # records/s offered just before the decision
     disturbed: str | None = None  # why this run is left out of the statistics
     notes: list[str] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)  # the pod events around it, for --json
@@ -309,11 +328,12 @@ def phase_table(runs: list[Run], phases: list[tuple[str, str]]) -> str:
 
 
 def p99_table(runs: list[Run], before: float, after: float) -> str:
-    lines = [f"| run | rescale | pod | p99 max, {before:g} s before (s) | p99 max, {after:g} s after (s) | note |",
-             "|---:|---|---|---:|---:|---|"]
+    lines = [f"| run | rescale | pod | offered at t0 (records/s) | p99 max, {before:g} s before (s) | "
+             f"p99 max, {after:g} s after (s) | note |",
+             "|---:|---|---|---:|---:|---:|---|"]
     for r in runs:
         note = "; ".join(([f"left out: {r.disturbed}"] if r.disturbed else []) + r.notes)
-        lines.append(f"| {r.repeat} | {r.direction} {r.from_n} → {r.to_n} | {r.pod or '–'} | "
+        lines.append(f"| {r.repeat} | {r.direction} {r.from_n} → {r.to_n} | {r.pod or '–'} | {_s(r.rate, 0)} | "
                      f"{_s(r.p99_before, 2)} | {_s(r.p99_after, 2)} | {note} |")
     return "\n".join(lines)
 
@@ -349,11 +369,13 @@ def markdown(runs: list[Run], meta: dict[str, Any]) -> str:
         f"(`evaluationInterval` {meta.get('evaluation_interval', '?')}). Each repeat scales out by one and back "
         "in; before each decision the bench waits the p99 window plus a random "
         f"0–{meta.get('jitter', 0):g} s, so that decisions meet the operator's loop at random points. "
+        f"{meta.get('policy', '')} "
         "Pod phases are the times the bench's watch of the executor pods received them; registration and first task "
         "are the executor's log lines, stamped by the container runtime (same host clock); the operator's "
         "realization is the driver's log line `executors: target N`. "
         f"The new count on scale-in: {meta.get('count_source', '?')}. "
-        f"p99: `elastream_latency_p99_seconds` from {meta.get('metrics_source', '?')}, sampled every second.",
+        f"p99 (`elastream_latency_p99_seconds`) and offered rate (`elastream_input_rate`): from "
+        f"{meta.get('metrics_source', '?')}, sampled every second.",
         "",
         f"### Scale-out ({len(outs)} runs)",
         "",

@@ -149,9 +149,18 @@ elastream_latency_p50_seconds{app="wordcount",query="wordcount"} 2.5
 
 def test_p99_is_read_from_the_metrics_text_for_the_app():
     assert tl.parse_p99(METRICS, "wordcount") == 4.5
+    assert tl.parse_rate(METRICS, "wordcount") is None
+    assert tl.parse_rate('elastream_input_rate{app="wordcount",query="wordcount"} 6012.5\n', "wordcount") == 6012.5
     assert tl.parse_p99(METRICS, "nothere") is None
     assert tl.parse_p99('elastream_latency_p99_seconds{app="wordcount"} NaN\n', "wordcount") is None
     assert tl.parse_p99("", "wordcount") is None
+
+
+def test_the_offered_rate_at_the_decision_is_the_last_fresh_sample_before_it():
+    rates = [(T0 - 9, 6000.0), (T0 - 2, 400.0), (T0 - 1, None), (T0 + 1, 6000.0)]
+    assert tl.last_before(rates, T0) == 400.0
+    assert tl.last_before(rates[:1], T0) is None  # older than 5 s
+    assert tl.last_before([], T0) is None
 
 
 def test_p99_around_the_decision_is_the_max_before_and_after():
@@ -214,7 +223,7 @@ def run(direction, repeat, seconds, **kw):
 
 OUTS = [
     run("out", 1, {"realized": 4.0, "created": 4.2, "scheduled": 4.3, "started": 6.0, "registered": 8.0,
-                   "first_task": 11.0}, p99_before=3.0, p99_after=4.25),
+                   "first_task": 11.0}, p99_before=3.0, p99_after=4.25, rate=400.2),
     run("out", 2, {"realized": 9.0, "created": 9.1, "scheduled": 9.2, "started": 11.0, "registered": 13.0,
                    "first_task": 21.5}),
     run("out", 3, {"realized": 1.0, "created": 1.1, "scheduled": 1.2, "started": 3.0, "registered": 5.0,
@@ -241,7 +250,7 @@ def test_tables_and_goal_line():
     assert "| executor got its first task (log) | 16.2 | 20.5 | 21.5 | 11.0, 21.5, – |" in lines
     assert lines[2].startswith("| operator realized it") and "| 4.0 | 8.0 | 9.0 | 4.0, 9.0, 1.0 |" in lines[2]
     p99 = tl.p99_table(OUTS, 30, 60)
-    assert "| 1 | out 1 → 2 | x-exec-2 | 3.00 | 4.25 |  |" in p99
+    assert "| 1 | out 1 → 2 | x-exec-2 | 400 | 3.00 | 4.25 |  |" in p99
     assert "left out: the autoscaler rescaled" in p99 and "ended before its first task" in p99
     assert tl.goal_line(OUTS).startswith("Goal (a new executor processes its first task within 20 s of the "
                                          "decision): **not met** — 1 of 3 scale-outs within 20 s")
