@@ -617,7 +617,9 @@ def _policy(cluster: Cluster, app: dict[str, Any]) -> tuple[str, str]:
     policy = policy or {}
     mode = policy.get("mode", "auto")
     if mode == "advisor":
-        words = f"The policy ({name}) is in advisor mode: only the bench's manual overrides change the job."
+        words = (f"The policy ({name}) is in advisor mode: only the bench's manual overrides change the job"
+                 + (f" (`kubectl patch elasticitypolicy {ref} --type=merge -p '{{\"spec\":{{\"mode\":"
+                    f"\"advisor\"}}}}'`)." if ref else "."))
     else:
         words = (f"The policy ({name}) is in {mode} mode: the autoscaler may rescale too; a run it disturbs is "
                  "left out of the statistics.")

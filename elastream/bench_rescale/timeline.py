@@ -372,7 +372,8 @@ def markdown(runs: list[Run], meta: dict[str, Any]) -> str:
         f"{meta.get('policy', '')} "
         "Pod phases are the times the bench's watch of the executor pods received them; registration and first task "
         "are the executor's log lines, stamped by the container runtime (same host clock); the operator's "
-        "realization is the driver's log line `executors: target N`. "
+        "realization is the driver's log line `executors: target N`; for the autoscaler's own decisions it is part "
+        "of the evaluation that makes them, so that row is then about 0 and the later ones shift by as much. "
         f"The new count on scale-in: {meta.get('count_source', '?')}. "
         f"p99 (`elastream_latency_p99_seconds`) and offered rate (`elastream_input_rate`): from "
         f"{meta.get('metrics_source', '?')}, sampled every second.",

@@ -449,3 +449,14 @@ def test_a_scale_out_that_never_comes_says_so(fake_k8s, monkeypatch):
     with pytest.raises(UserError, match=r"executor pod x-exec-2 got no task within 0.3 s of the decision \(phase "
                                         r"Pending, node n2, container running: False"):
         b._wait_first_task(FakeWatcher(stuck), {"x-exec-1"}, MONO0, 2, time.monotonic() + 0.3, [])
+
+
+def test_the_report_says_how_the_policy_was_set_up():
+    c = fake_cluster(get_namespaced_custom_object=lambda *a: {"spec": {"mode": "advisor",
+                                                                       "evaluationInterval": "10s"}})
+    interval, words = cl._policy(c, app(policyRef={"name": "latency-10s"}))
+    assert interval == "10s" and "is in advisor mode: only the bench's manual overrides change the job" in words
+    assert "kubectl patch elasticitypolicy latency-10s --type=merge" in words
+    interval, words = cl._policy(c, app(policy={"mode": "auto"}))
+    assert interval == "30s" and "auto mode: the autoscaler may rescale too; a run it disturbs is left out" in words
+    assert cl._seconds("1m30s", 10.0) == 90.0 and cl._seconds("?", 10.0) == 10.0
