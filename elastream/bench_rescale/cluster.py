@@ -87,26 +87,30 @@ def connect() -> tuple[Cluster, str]:
     return Cluster(k8s.client.CoreV1Api(client), k8s.client.CustomObjectsApi(client)), namespace
 
 
-def _is_404(err: Exception) -> bool:
-    return getattr(err, "status", None) == 404
+def _read(what: str, read: Callable[[], Any], missing: str) -> Any:
+    """read(), with a 404 reported as `missing` and any other API failure as what was being done."""
+    k8s = _kubernetes()
+    with api_errors(what):
+        try:
+            return read()
+        except k8s.client.rest.ApiException as err:
+            if err.status == 404:
+                raise UserError(missing) from None
+            raise
 
 
 def read_app(cluster: Cluster, namespace: str, name: str | None) -> dict[str, Any]:
     """The StreamApp (the only one in the namespace when no name is given)."""
-    k8s = _kubernetes()
-    with api_errors(f"reading StreamApps in {namespace}"):
-        if name is None:
+    if name is None:
+        with api_errors(f"reading StreamApps in {namespace}"):
             items = cluster.custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "streamapps")["items"]
-            if len(items) != 1:
-                found = ", ".join(i["metadata"]["name"] for i in items) or "none"
-                raise UserError(f"--app is needed: StreamApps in namespace {namespace}: {found}")
-            return items[0]
-        try:
-            return cluster.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "streamapps", name)
-        except k8s.client.rest.ApiException as err:
-            if _is_404(err):
-                raise UserError(f"StreamApp {namespace}/{name} not found (kubectl get streamapps -A)") from None
-            raise
+        if len(items) != 1:
+            found = ", ".join(i["metadata"]["name"] for i in items) or "none"
+            raise UserError(f"--app is needed: StreamApps in namespace {namespace}: {found}")
+        return items[0]
+    return _read(f"reading StreamApp {namespace}/{name}",
+                 lambda: cluster.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "streamapps", name),
+                 f"StreamApp {namespace}/{name} not found (kubectl get streamapps -A)")
 
 
 def check_app(app: dict[str, Any], base: int | None) -> tuple[int, int, int]:
@@ -131,17 +135,10 @@ def check_app(app: dict[str, Any], base: int | None) -> tuple[int, int, int]:
 
 
 def driver_pod(cluster: Cluster, namespace: str, app: str) -> dict[str, Any]:
-    k8s = _kubernetes()
     name = managed.names(app)["driver"]
-    with api_errors(f"reading the driver pod {namespace}/{name}"):
-        try:
-            pod = cluster.core.read_namespaced_pod(name, namespace)
-        except k8s.client.rest.ApiException as err:
-            if _is_404(err):
-                raise UserError(f"driver pod {namespace}/{name} not found: is the operator running and the "
-                                f"StreamApp {app} not suspended? (kubectl get pods -A -l elastream.io/app={app})"
-                                ) from None
-            raise
+    pod = _read(f"reading the driver pod {namespace}/{name}", lambda: cluster.core.read_namespaced_pod(name, namespace),
+                f"driver pod {namespace}/{name} not found: is the operator running and the StreamApp {app} not "
+                f"suspended? (kubectl get pods -A -l elastream.io/app={app})")
     pod = cluster.core.api_client.sanitize_for_serialization(pod)
     if (pod.get("status") or {}).get("phase") != "Running" or not pod["status"].get("podIP"):
         raise UserError(f"driver pod {namespace}/{name} is not running yet (phase "
@@ -150,16 +147,9 @@ def driver_pod(cluster: Cluster, namespace: str, app: str) -> dict[str, Any]:
 
 
 def control_token(cluster: Cluster, namespace: str, app: str) -> str:
-    k8s = _kubernetes()
     name = managed.names(app)["secret"]
-    with api_errors(f"reading Secret {namespace}/{name}"):
-        try:
-            secret = cluster.core.read_namespaced_secret(name, namespace)
-        except k8s.client.rest.ApiException as err:
-            if _is_404(err):
-                raise UserError(f"Secret {namespace}/{name} (the driver's control token, created by the operator) "
-                                "not found") from None
-            raise
+    secret = _read(f"reading Secret {namespace}/{name}", lambda: cluster.core.read_namespaced_secret(name, namespace),
+                   f"Secret {namespace}/{name} (the driver's control token, created by the operator) not found")
     data = secret.data or {}
     if "token" not in data:
         raise UserError(f"Secret {namespace}/{name} has no key 'token'")
