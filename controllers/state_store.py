@@ -7,7 +7,7 @@ from typing import Any
 from kubernetes.client.rest import ApiException
 
 from controllers import kube
-from controllers.managed import LABEL_APP, owner_reference
+from elastream.engines.owners import LABEL_APP, owner_reference
 
 
 def state_name(app: str) -> str:

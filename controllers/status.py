@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from controllers.conditions import get_condition, set_condition
-from controllers.driver import DriverAction
 from elastream.api.status import HISTORY_LIMIT
 from elasticity.autoscaler import GUARD_REASONS
 from elasticity.model import Decision, JobObservation
@@ -34,12 +33,17 @@ def decision_record(d: Decision, realized: bool) -> dict[str, Any]:
         record["from"] = before
     if after is not None:
         record["to"] = after
+    if len(d.targets) > 1:  # several stages (Storm components): say which moved
+        record["targets"] = {k: int(v) for k, v in d.targets.items()}
+        record["current"] = {k: int(v) for k, v in d.current.items()}
     return record
 
 
 def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | None, realized: bool,
-                     metrics_message: str | None, generation: int) -> dict[str, Any]:
-    """Status after one evaluation of the policy."""
+                     metrics_message: str | None, generation: int,
+                     current: dict[str, int] | None = None) -> dict[str, Any]:
+    """Status after one evaluation of the policy. `current`: parallelism per stage as the job reports it (fresher
+    than the metrics)."""
     record = decision_record(d, realized)
     conds = old.get("conditions") or []
     metrics_ok = obs is not None and d.guard != "metrics"
@@ -64,14 +68,18 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
         "observedGeneration": generation,
         "phase": "Scaling" if scaling and realized else ("Degraded" if degraded else "Running"),
     }
+    running = current or (obs.parallelism if obs is not None and obs.stages else None)
+    if running:
+        status["currentExecutors"] = sum(running.values())
+        status["parallelism"] = dict(running)
     if obs is not None and obs.stages:
-        status["currentExecutors"] = sum(obs.parallelism.values())
         if obs.latency_p99_s is not None:
             status["latencyP99Seconds"] = round(float(obs.latency_p99_s), 3)
     # only a scale decision moves the desired count: a hold or a steady verdict reads the executors registered
     # so far, and while a new executor pod is still starting that is fewer than were asked for
     if d.targets and d.action == "scale":
         status["desiredExecutors"] = sum(d.targets.values())
+        status["desiredParallelism"] = dict(d.targets)
     return status
 
 
@@ -80,10 +88,6 @@ def unavailable_status(old: dict[str, Any], reason: str, message: str, generatio
     conds = set_condition(old.get("conditions") or [], "Ready", False, reason, message, generation)
     conds = set_condition(conds, "Degraded", True, reason, message, generation)
     return {**old, "conditions": conds, "phase": "Degraded"}
-
-
-# Progressing reasons of a driver on its way; the next step keeps them until the driver pod runs
-DRIVER_ON_ITS_WAY = ("Restarting", "DriverReplaced", "DriverCreated")
 
 
 def progressing_status(old: dict[str, Any], reason: str, message: str, generation: int) -> dict[str, Any]:
@@ -111,44 +115,6 @@ def suspended_status(old: dict[str, Any], message: str, generation: int) -> dict
     conds = set_condition(old.get("conditions") or [], "Progressing", False, "Suspended", message, generation)
     conds = set_condition(conds, "Ready", False, "Suspended", message, generation)
     return {**old, "conditions": conds, "phase": "Suspended"}
-
-
-def driver_status(old: dict[str, Any], action: DriverAction, pod: dict[str, Any] | None,
-                  generation: int) -> dict[str, Any]:
-    """Status after one step of the driver's lifecycle (controllers.driver.plan)."""
-    progressing = get_condition(old.get("conditions") or [], "Progressing") or {}
-    if action.kind == "stop" or (action.kind == "keep" and pod is None):
-        return suspended_status(old, action.message, generation)
-    if action.kind in ("restart", "replace"):
-        reason = "Restarting" if action.kind == "restart" else "DriverReplaced"
-        return progressing_status(old, reason, action.message, generation)
-    if action.kind == "wait" or (action.kind == "create" and progressing.get("reason") in DRIVER_ON_ITS_WAY):
-        return old  # still on its way: the condition keeps saying why
-    if action.kind == "create":
-        return progressing_status(old, "DriverCreated", action.message, generation)
-    stuck = _stuck(pod)
-    if stuck:
-        return progressing_status(old, "DriverWaiting", stuck, generation)
-    if (pod.get("status") or {}).get("phase") == "Running":
-        return progressing_status(old, "DriverRunning", "the driver pod runs the current spec", generation)
-    if progressing.get("reason") in DRIVER_ON_ITS_WAY:
-        return old
-    return progressing_status(old, "DriverPending", "the driver pod is pending", generation)
-
-
-def _stuck(pod: dict[str, Any]) -> str | None:
-    """What keeps the driver from running, in Kubernetes' words: the scheduler cannot place it (e.g. its claim is
-    unbound), its image cannot be pulled, it crashes over and over."""
-    status = pod.get("status") or {}
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
-            return f"the driver pod is not scheduled: {cond['message']}"
-    for container in status.get("containerStatuses") or []:
-        waiting = (container.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
-            detail = ": ".join(x for x in (waiting.get("reason"), waiting.get("message")) if x)
-            return f"the driver container is waiting: {detail}"
-    return None
 
 
 def invalid_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:

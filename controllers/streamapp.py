@@ -1,5 +1,5 @@
 """kopf handlers of StreamApp: a reconcile pass on create/update/resume, and one loop per StreamApp that keeps its
-driver running and evaluates its policy. Thin: the work is in controllers.lifecycle and controllers.autoscaling."""
+job running and evaluates its policy. Thin: the work is in controllers.lifecycle and controllers.autoscaling."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,7 +16,7 @@ from controllers.autoscaling import RETRY_INVALID_S, evaluate
 from controllers.lifecycle import reconcile
 from controllers.metrics import ERRORS
 from controllers.status import unavailable_status
-from elastream.adapters.control import ControlError
+from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
 
 RESOURCE = (GROUP, VERSION, "streamapps")
@@ -91,7 +91,7 @@ def _evaluate(body: dict[str, Any]) -> float:
         interval = evaluate(body)
         log.info("evaluated %s/%s", meta["namespace"], meta["name"])
         return interval
-    except ControlError as err:
+    except JobUnreachable as err:
         ERRORS.labels(kind="control").inc()
         kube.update_status(meta["namespace"], meta["name"],
                            lambda st: unavailable_status(st, "JobUnreachable", str(err), meta.get("generation", 0)))

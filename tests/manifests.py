@@ -33,7 +33,7 @@ def with_changes(doc: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]
 
 
 DELETE = object()
-STORM = {"nimbusHost": "nimbus", "uiURL": "http://ui:8080", "topology": "wc"}
+STORM = {"attach": {"nimbusHost": "nimbus"}, "topology": "wc"}
 
 # (id, kind, changes, field the error must name, words the message must contain)
 MALFORMED = [

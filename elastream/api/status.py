@@ -31,6 +31,8 @@ class Decision(ApiModel):
     algorithm: str | None = None
     realized: bool = Field(False, description="false in advisor mode or when realizing failed")
     inputs: dict[str, float] = Field(default_factory=dict, description="the metrics and parameters used")
+    current: dict[str, int] | None = Field(None, description="parallelism per component before (Storm)")
+    targets: dict[str, int] | None = Field(None, description="parallelism per component decided (Storm)")
 
 
 class StreamAppStatus(ApiModel):
@@ -39,6 +41,9 @@ class StreamAppStatus(ApiModel):
     conditions: list[Condition] = Field(default_factory=list, max_length=len(CONDITION_TYPES))
     current_executors: int | None = Field(None, ge=0, description="executors (or workers) running")
     desired_executors: int | None = Field(None, ge=0, description="executors (or workers) wanted")
+    parallelism: dict[str, int] | None = Field(
+        None, description="parallelism per stage as the job reports it (Spark: executors; Storm: per component)")
+    desired_parallelism: dict[str, int] | None = Field(None, description="parallelism per stage decided last")
     latency_p99_seconds: float | None = Field(None, ge=0, description="last observed end-to-end p99 latency")
     selector: str | None = Field(None, description="label selector of the job's pods (scale subresource)")
     last_decision: Decision | None = None

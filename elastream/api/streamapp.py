@@ -1,7 +1,7 @@
 """StreamApp: a streaming job (PySpark Structured Streaming or a Storm topology) that elastream keeps elastic."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -144,18 +144,55 @@ class SparkSpec(ApiModel):
 
 
 class WorkerRange(ExecutorRange):
-    """Storm workers."""
+    """Storm workers (JVMs, one per supervisor slot)."""
+
+    initial: int = Field(2, ge=1, le=1000, description="workers at start")
+    max: int = Field(4, ge=1, le=1000, description="most workers")
+
+
+STORM_BUILTIN_APPS = ("wordcount", "pipeline")
+Executors = Annotated[int, Field(ge=1, le=10000)]
+
+
+class StormApplication(ApiModel):
+    builtin: Literal["wordcount", "pipeline"] = Field(
+        "wordcount", description="a built-in topology from storm_apps (docs/storm.md): wordcount or pipeline")
+
+
+class StormAttach(ApiModel):
+    """Attach mode: the topology runs on a Storm cluster started elsewhere; elastream observes and rebalances it."""
+
+    nimbus_host: str = Field(..., min_length=1, max_length=253, pattern=r"^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?$",
+                             description="Nimbus Thrift host (rebalance goes through Thrift: the UI REST endpoint "
+                             "ignores executor and worker counts)")
+    nimbus_port: int = Field(6627, ge=1, le=65535, description="Nimbus Thrift port")
 
 
 class StormSpec(ApiModel):
-    nimbus_host: str = Field(..., min_length=1, max_length=253, description="Nimbus Thrift host")
-    nimbus_port: int = Field(6627, ge=1, le=65535, description="Nimbus Thrift port")
-    ui_url: str = Field(..., alias="uiURL", pattern=URL_PATTERN, max_length=2048, description="Storm UI REST base URL")
-    topology: str = Field(..., min_length=1, max_length=253, description="topology name")
-    workers: WorkerRange = Field(default_factory=WorkerRange)
-    max_parallelism: dict[str, int] = Field(
-        default_factory=dict, description="per component: most executors (submit with tasks = this)"
+    rules = (
+        Rule("self.source.type == 'generator'", "a Storm app reads the built-in generator source",
+             lambda s: s.source.type == "generator", ".source.type"),
     )
+
+    topology: str | None = Field(
+        None, min_length=1, max_length=253, pattern=r"^[A-Za-z0-9_.-]+$",
+        description="topology name on Nimbus (default: the StreamApp's name)")
+    application: StormApplication = Field(default_factory=StormApplication,
+                                          description="what to submit (local and managed mode)")
+    source: Source = Field(default_factory=Source, description="the spout's replayable generator and its load profile")
+    workers: WorkerRange = Field(default_factory=WorkerRange, description="worker processes (supervisor slots)")
+    executors_per_worker: int = Field(
+        4, ge=1, le=256, description="workers follow the executors: ceil(total executors / this), within workers")
+    parallelism: dict[str, Executors] = Field(
+        default_factory=dict, max_length=64, description="per component: executors at submit (default 1)")
+    max_parallelism: dict[str, Executors] = Field(
+        default_factory=dict, max_length=64,
+        description="per component: most executors; the topology is submitted with this many tasks (Storm caps "
+        "executors at tasks, silently). Default: the built-in topology's own")
+    attach: StormAttach | None = Field(None, description="observe and rebalance a topology submitted elsewhere")
+
+    def topology_name(self, app: str) -> str:
+        return self.topology or app
 
 
 class PolicyRef(ApiModel):

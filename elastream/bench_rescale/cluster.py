@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 import requests
 
-from controllers import managed
+from elastream.engines.spark import managed
 from elastream.api import GROUP, VERSION
 from elastream.bench_rescale import timeline as tl
 from elastream.errors import UserError

@@ -37,14 +37,6 @@ def load(path: Path) -> LocalApp:
     if len(apps) != 1:
         raise UserError(f"{path}: expected exactly one StreamApp, found {len(apps)}")
     name, spec = apps[0]
-    if spec.engine != "spark":
-        raise ManifestError(name, ["spec.engine: the local mode runs Spark apps only"])
-    if spec.spark.attach is not None:
-        raise ManifestError(name, ["spec.spark.attach: the local mode starts its own job; remove attach"])
-    if spec.spark.application.builtin is None:
-        raise ManifestError(name, ["spec.spark.application.file: the local mode runs the built-in apps only"])
-    if spec.spark.source.type != "generator":
-        raise ManifestError(name, ["spec.spark.source.type: the local mode needs the built-in generator source"])
     if spec.policy is not None:
         return LocalApp(name, spec, spec.policy, "inline")
     if spec.policy_ref is None:

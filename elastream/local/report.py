@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from elastream.local.manifest import LocalApp
-from spark_apps import verify
-from spark_apps.source import GeneratorConfig
 
 WINDOW_S = 30.0  # latency before / after a rescale: median p99 over this many seconds
 
@@ -24,31 +22,16 @@ def p99_around(samples: list[dict[str, Any]], t: float) -> tuple[float | None, f
     return before, after
 
 
-def produced_until(checkpoint: Path, stopped_at: float) -> int | None:
-    """Records the generator had offered when the run stopped (all of them if the load ran to its end)."""
-    run_file = checkpoint / verify.RUN_FILE
-    if not run_file.exists():
-        return None
-    run = json.loads(run_file.read_text())
-    profile = GeneratorConfig(**run["source"]["generator"]).build()
-    return profile.offered_count(stopped_at - run["start_us"] / 1e6)
-
-
 def write_report(report_dir: Path, app: LocalApp, config, job, timeline, started: float, stopped_at: float,
                  interrupted: bool) -> dict[str, Any]:
-    produced = produced_until(job.checkpoint, stopped_at)
-    check = verify.check(str(job.checkpoint), str(job.sink), produced) if produced is not None else None
+    check = job.verify(stopped_at)
     report = {
         "app": app.name,
         "policy": {"name": app.policy_name, "algorithm": config.algorithm, "mode": config.mode},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "duration_s": round(stopped_at - started, 1),
         "interrupted": interrupted,
-        "records_produced": check.produced if check else 0,
-        "records_processed": check.processed if check else 0,
-        "missing": check.missing if check else 0,
-        "duplicates": check.duplicates if check else 0,
-        "exactly_once": bool(check and check.exactly_once),
+        **check,  # records_produced, records_processed, missing, duplicates, and the engine's guarantee
         "rescales": [{**r, **dict(zip(("p99_before_s", "p99_after_s"), p99_around(timeline.samples, r["t"])))}
                      for r in timeline.rescales],
         "decisions": timeline.decisions,
@@ -80,17 +63,24 @@ def plot_timeline(path: Path, title: str, timeline, config) -> None:
     ax_lat.axhline(config.latency_target_s, color="tab:red", linestyle=":", label="target")
     ax_lat.set_ylabel("seconds")
     ax_lat.legend(loc="upper left")
-    ax_exec.step(t, [x["executors"] for x in s], where="post", label="executors")
-    ax_exec.step(t, [x["target"] for x in s], where="post", linestyle="--", label="target")
+    stages = list(dict.fromkeys(n for x in s for n in (x.get("parallelism") or {})))
+    for i, name in enumerate(stages):
+        color = f"C{i}"
+        ax_exec.step(t, [(x.get("parallelism") or {}).get(name) for x in s], where="post", color=color, label=name)
+        ax_exec.step(t, [(x.get("target") or {}).get(name) for x in s], where="post", color=color, linestyle="--",
+                     alpha=0.6, label=f"{name} target")
     for r in timeline.rescales:
         for ax in (ax_rate, ax_lat, ax_exec):
             ax.axvline(r["t"], color="black", alpha=0.3)
-        ax_exec.annotate(f"{r['from']}→{r['to']}", (r["t"], r["to"]), textcoords="offset points", xytext=(3, 3))
-    ax_exec.set_ylabel("executors")
+        label = (f"{r['from']}→{r['to']}" if not isinstance(r["to"], dict) else
+                 ", ".join(f"{n} {r['from'].get(n)}→{v}" for n, v in r["to"].items() if r["from"].get(n) != v))
+        top = r["to"] if not isinstance(r["to"], dict) else max(r["to"].values())
+        ax_exec.annotate(label, (r["t"], top), textcoords="offset points", xytext=(3, 3), fontsize=8)
+    ax_exec.set_ylabel("parallelism" if len(stages) > 1 else "executors")
     ax_exec.set_xlabel("seconds since start")
     ax_exec.set_ylim(0, config.max_parallelism + 1)
     ax_exec.legend(loc="upper left")
-    fig.suptitle(f"{title}: {config.algorithm} policy — rate, latency, executors; vertical lines = rescales")
+    fig.suptitle(f"{title}: {config.algorithm} policy — rate, latency, parallelism; vertical lines = rescales")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

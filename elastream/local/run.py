@@ -1,5 +1,6 @@
-"""The local control loop: sample the job's metrics, evaluate the policy with the operator's core, rescale
-through the runner's control endpoint, print what happens, and report at the end."""
+"""The local control loop: sample the job's metrics, evaluate the policy with the operator's core, rescale through
+the engine's realizer (Spark: the runner's control endpoint; Storm: a Nimbus rebalance), print what happens, and
+report at the end. The engine runs the job; this loop names none."""
 from __future__ import annotations
 
 import sys
@@ -9,11 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from elastream.adapters.control import ControlEndpointClient, ControlEndpointRealizer, ControlError
-from elastream.adapters.observation import MetricsUnavailable, wall_clock_processing_rate
-from elastream.adapters.scrape import ScrapeMetricsSource
+from elastream.engines import engine_for
+from elastream.engines.base import LocalJob, MetricsUnavailable, decision_realized
 from elastream.local import manifest
-from elastream.local.job import LocalJob
 from elastream.local.report import write_report
 from elastream.policy_config import to_policy_config
 from elasticity.adapters import InMemoryStateStore, SystemClock
@@ -48,16 +47,16 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
     config = to_policy_config(app.policy, app.spec)
     report_dir = Path(report_dir or tempfile.mkdtemp(prefix="elastream-run-"))
     report_dir.mkdir(parents=True, exist_ok=True)
-    job = LocalJob(app, report_dir / "job", duration_s)
+    engine = engine_for(app.spec)
+    job = engine.local_job(app, report_dir / "job", duration_s)
     timeline, interrupted, started = Timeline(), False, time.time()
-    print(f"elastream run: {app.name} ({app.spec.spark.application.builtin}), policy {app.policy_name} "
-          f"({config.algorithm}, {config.mode}), executors {config.min_parallelism}..{config.max_parallelism}, "
+    print(f"elastream run: {app.name} ({engine.name} {engine.describe(app.spec)}), policy {app.policy_name} "
+          f"({config.algorithm}, {config.mode}), {engine.unit} {config.min_parallelism}..{config.max_parallelism}, "
           f"{duration_s:.0f}s of load; report in {report_dir}", file=out, flush=True)
     try:
         job.start()
         started = time.time()
-        print(f"  spark cluster {job.cluster.master_url}, metrics {job.metrics_url}, control {job.control_url}",
-              file=out, flush=True)
+        print(f"  {job.describe()}", file=out, flush=True)
         _loop(job, app.name, config, timeline, started, duration_s, sample_s, out)
     except KeyboardInterrupt:
         interrupted = True
@@ -74,14 +73,12 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
 
 def _loop(job: LocalJob, name: str, config, timeline: Timeline, started: float, duration_s: float,
           sample_s: float, out: TextIO) -> None:
-    metrics = ScrapeMetricsSource(job.metrics_url, name, max_parallelism=job.app.spec.spark.max_parallelism)
-    client = ControlEndpointClient(job.control_url, job.token)
-    autoscaler = JobAutoscaler(name, config, metrics=_NoneOnFailure(metrics), realizer=ControlEndpointRealizer(client),
+    autoscaler = JobAutoscaler(name, config, metrics=_NoneOnFailure(job.metrics()), realizer=job.realizer(),
                                store=InMemoryStateStore(), events=PrintingEventSink(out), clock=SystemClock())
     next_eval = time.time() + config.evaluation_interval_s
     deadline = started + duration_s + DRAIN_TIMEOUT_S
     while not job.finished() and time.time() < deadline:
-        sample = _sample(metrics, client, started)
+        sample = {"t": round(time.time() - started, 2), **job.sample()}
         timeline.samples.append(sample)
         print(_progress_line(sample), file=out, flush=True)
         if time.time() >= next_eval:
@@ -90,33 +87,23 @@ def _loop(job: LocalJob, name: str, config, timeline: Timeline, started: float, 
         time.sleep(max(0.0, sample_s - (time.time() - started - sample["t"])))
 
 
-def _sample(metrics: ScrapeMetricsSource, client: ControlEndpointClient, started: float) -> dict[str, Any]:
-    t = time.time() - started
-    try:
-        values = metrics.values()
-    except MetricsUnavailable:
-        values = {}
-    try:
-        state = client.executors()
-    except ControlError:
-        state = {}
-    return {"t": round(t, 2), "input_rate": values.get("inputRate"), "processing_rate": wall_clock_processing_rate(values),
-            "latency_p99_s": values.get("latencyP99"), "latency_p50_s": values.get("latencyP50"),
-            "backlog": values.get("backlog"), "busy": values.get("busyFraction"),
-            "executors": state.get("current"), "target": state.get("target")}
-
-
 def _evaluate(autoscaler: JobAutoscaler, timeline: Timeline, started: float, out: TextIO) -> None:
     d: Decision = autoscaler.scale()
     t = round(d.timestamp - started, 2)
-    before, after = sum(d.current.values()) if d.current else None, sum(d.targets.values()) if d.targets else None
+    before, after = parallelism_value(d.current), parallelism_value(d.targets)
     timeline.decisions.append({"t": t, "action": d.action, "guard": d.guard, "from": before, "to": after,
                                "reason": d.reason, "advisory": d.advisory})
-    realized = d.changed and not d.advisory and d.guard != "realize_failed"
-    if realized:
+    if decision_realized(d):
         timeline.rescales.append({"t": t, "from": before, "to": after, "reason": d.reason})
     if d.action != "none" or d.guard:
         print(f"  decision at {t:.0f}s: {d.reason}", file=out, flush=True)
+
+
+def parallelism_value(p: dict[str, int] | None) -> int | dict[str, int] | None:
+    """One number for a job with one stage (Spark's executors), the map for several (Storm's components)."""
+    if not p:
+        return None
+    return next(iter(p.values())) if len(p) == 1 else dict(p)
 
 
 class _NoneOnFailure:
@@ -139,5 +126,17 @@ def _progress_line(s: dict[str, Any]) -> str:
     p99 = f"{s['latency_p99_s']:.2f}s" if s["latency_p99_s"] is not None else "-"
     backlog = fmt_count(s["backlog"]) if s["backlog"] is not None else "-"
     return (f"{s['t']:7.0f}s  in {rate(s['input_rate']):>8}  done {rate(s['processing_rate']):>8}  p99 {p99:>7}  "
-            f"backlog {backlog:>6}  executors {s['executors'] if s['executors'] is not None else '-'}"
-            f"->{s['target'] if s['target'] is not None else '-'}")
+            f"backlog {backlog:>6}  {_layout(s['parallelism'], s['target'])}")
+
+
+def _layout(current: dict[str, int] | None, target: dict[str, int] | None) -> str:
+    """executors 2->3 (Spark) or spout 1  split 2->3  count 4 (Storm: each component, its target when it differs)."""
+    names = list(current or target or {})
+    if not names:
+        return "executors -"
+    parts = []
+    for n in names:
+        c, t = (current or {}).get(n), (target or {}).get(n)
+        shown = "-" if c is None else str(c)
+        parts.append(f"{n} {shown}->{t}" if t is not None and (len(names) == 1 or t != c) else f"{n} {shown}")
+    return "  ".join(parts)

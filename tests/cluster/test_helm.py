@@ -7,7 +7,7 @@ import uuid
 import pytest
 import yaml
 
-from controllers import managed
+from elastream.engines.spark import managed
 from elastream.api.streamapp import StreamAppSpec
 from tests.cluster.conftest import apply, get, managed_app
 from tests.conftest import ROOT

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from elastream.adapters.control import ControlEndpointClient
+from elastream.engines.spark.control import ControlEndpointClient
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
-from elastream.local.job import LocalJob
+from elastream.engines.spark.local import SparkLocalJob as LocalJob
 from elastream.local.manifest import LocalApp
 from spark_apps import verify
 from spark_apps.cluster import free_port

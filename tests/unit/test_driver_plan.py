@@ -3,9 +3,9 @@ suspended — and the status each step writes."""
 import json
 
 from controllers.conditions import get_condition
-from controllers.driver import DriverAction, plan
-from controllers.managed import SPEC_FIELDS, SPEC_HASH
-from controllers.status import driver_status
+from elastream.engines.spark.driver import DriverAction, plan
+from elastream.engines.spark.managed import SPEC_FIELDS, SPEC_HASH
+from elastream.engines.spark.kubernetes import driver_status
 
 
 def pod(hash_="h1", fields=None, phase="Running", created="2026-11-22T10:00:00Z", **status):

@@ -4,7 +4,7 @@ import json
 
 import yaml
 
-from controllers import managed
+from elastream.engines.spark import managed
 from elastream.api.streamapp import StreamAppSpec
 
 BODY = {"apiVersion": "elastream.io/v1alpha1", "kind": "StreamApp",

@@ -1,8 +1,9 @@
 """Direct scrape of the runner's exposition text gives the same quantities as the default PromQL."""
 import pytest
 
-from elastream.adapters.observation import MetricsUnavailable, spark_observation
-from elastream.adapters.scrape import job_values, parse_samples
+from elastream.engines.base import MetricsUnavailable
+from elastream.engines.spark.observation import spark_observation
+from elastream.engines.spark.scrape import job_values, parse_samples
 
 TEXT = """# TYPE elastream_input_rate gauge
 elastream_input_rate{app="wc",query="a"} 600.0

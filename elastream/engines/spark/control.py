@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import requests
 
-from elastream.adapters.observation import SPARK_STAGE
+from elastream.engines.base import JobUnreachable
+from elastream.engines.spark.observation import SPARK_STAGE
 from elasticity.model import Decision
 
 
-class ControlError(Exception):
+class ControlError(JobUnreachable):
     """The control endpoint refused or could not be reached; the message says why."""
 
 

@@ -1,7 +1,7 @@
 """What to do with a managed app's driver pod, given the one running and the one wanted. Pure.
 
 The driver is replaced when it is gone, has ended (Failed: evicted, node lost; Succeeded: the runner exited), or
-was started from a different spec (the digest annotations of controllers.managed); it is stopped while the
+was started from a different spec (the digest annotations of elastream.engines.spark.managed); it is stopped while the
 StreamApp is suspended. A replacement resumes from the checkpoint on the shared volume.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from controllers.managed import SPEC_FIELDS, SPEC_HASH
+from elastream.engines.spark.managed import SPEC_FIELDS, SPEC_HASH
 
 Kind = Literal["keep", "create", "wait", "restart", "replace", "stop"]
 

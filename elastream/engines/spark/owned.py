@@ -1,11 +1,12 @@
 """Make a managed app's objects what its spec says: create the missing ones, keep the ConfigMap in sync, and create,
-restart, replace or stop the driver pod (controllers.driver decides which). Idempotent; safe to run concurrently."""
+restart, replace or stop the driver pod (elastream.engines.spark.driver decides which). Idempotent; safe to run concurrently."""
 from __future__ import annotations
 
 import secrets
 from typing import Any
 
-from controllers import driver, kube, managed
+from controllers import kube
+from elastream.engines.spark import driver, managed
 from elastream.api.streamapp import StreamAppSpec
 
 

@@ -11,7 +11,8 @@ from collections import defaultdict
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from elastream.adapters.observation import MetricsUnavailable, spark_observation
+from elastream.engines.base import MetricsUnavailable
+from elastream.engines.spark.observation import spark_observation
 from elasticity.model import JobObservation
 
 

@@ -6,15 +6,14 @@ stage named "executors" whose parallelism is the executor count.
 from __future__ import annotations
 
 import math
+import time
 
+from elastream.engines.base import MetricsUnavailable
+from elastream.engines.prometheus import PrometheusClient
 from elasticity.model import JobObservation, StageMetrics
 
 SPARK_STAGE = "executors"
 REQUIRED = ("inputRate", "processingRate", "busyFraction", "executors")
-
-
-class MetricsUnavailable(Exception):
-    """The metrics cannot be read (source down, or required series missing); the message says which."""
 
 
 def wall_clock_processing_rate(values: dict[str, float | None]) -> float | None:
@@ -58,3 +57,18 @@ def _finite(x) -> bool:
 
 def _or_none(x):
     return float(x) if _finite(x) else None
+
+
+class PrometheusSparkSource:
+    """MetricsSource over Prometheus: one instant query per metric, PromQL from the policy (`{app}` placeholders)."""
+
+    def __init__(self, prometheus: PrometheusClient, queries: dict[str, str], app: str,
+                 max_parallelism: int | None = None):
+        self.prometheus = prometheus
+        self.queries = {name: q.replace("{app}", app) for name, q in queries.items()}
+        self.max_parallelism = max_parallelism
+
+    def observe(self, job: str) -> JobObservation:
+        """Raises MetricsUnavailable when Prometheus cannot be reached or required series are missing."""
+        values = {name: self.prometheus.scalar(q) for name, q in self.queries.items()}
+        return spark_observation(job, values, time.time(), self.max_parallelism)

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from elastream.api.streamapp import DATA_PATH, StreamAppSpec
+from elastream.engines.owners import LABEL_APP, LABEL_ROLE, object_meta as _meta, owner_reference, selector  # noqa: F401
 from elastream.runner_args import runner_args
 
 METRICS_PORT = 9108
@@ -22,8 +23,6 @@ CONTROL_PORT = 9109
 UI_PORT = 4040
 DRIVER_PORT = 7078
 BLOCK_MANAGER_PORT = 7079
-LABEL_APP = "elastream.io/app"
-LABEL_ROLE = "elastream.io/role"
 SPEC_HASH = "elastream.io/spec-hash"  # on the driver pod: digest of its template and the ConfigMap it reads
 SPEC_FIELDS = "elastream.io/spec-fields"  # on the driver pod: digest per spec.spark field, to say what changed
 SPARK_UID = 185  # the user of the runner image (spark_apps/Dockerfile) and of apache/spark images
@@ -44,27 +43,6 @@ def names(app: str) -> dict[str, str]:
         "configMap": f"{app}-config",
         "claim": f"{app}-data",
     }
-
-
-def selector(app: str) -> str:
-    """Label selector of the app's pods (driver and executors), for the scale subresource."""
-    return f"{LABEL_APP}={app}"
-
-
-def owner_reference(body: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": body["apiVersion"],
-        "kind": body["kind"],
-        "name": body["metadata"]["name"],
-        "uid": body["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def _meta(name: str, app: str, owner: dict[str, Any], role: str) -> dict[str, Any]:
-    return {"name": name, "labels": {LABEL_APP: app, LABEL_ROLE: role, "app.kubernetes.io/managed-by": "elastream"},
-            "ownerReferences": [owner]}
 
 
 def control_url(app: str, namespace: str) -> str:
@@ -284,7 +262,7 @@ def _fix_permissions(app: str, image: str, pull_policy: str) -> dict[str, Any]:
 
 
 def driver_pod(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
-    """The driver pod, annotated with the digests its replacement is decided on (controllers.driver)."""
+    """The driver pod, annotated with the digests its replacement is decided on (elastream.engines.spark.driver)."""
     pod = _driver_template(body, spec)
     pod["metadata"]["annotations"].update({SPEC_HASH: spec_hash(body, spec),
                                            SPEC_FIELDS: json.dumps(field_digests(spec), sort_keys=True)})

@@ -1,0 +1,168 @@
+"""A Spark app run on this machine: a standalone Spark cluster and the spark_apps runner (the driver), observed by
+scraping the runner's /metrics and rescaled through its control endpoint, as the operator does in a cluster.
+
+stop() ends them all — also after Ctrl-C or an error — so a second run finds no process or port in its way.
+"""
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import json
+from typing import Any
+
+import requests
+
+from elastream.api.manifests import ManifestError
+from elastream.engines.base import MetricsUnavailable
+from elastream.engines.spark.control import ControlEndpointClient, ControlEndpointRealizer, ControlError
+from elastream.engines.spark.observation import SPARK_STAGE, wall_clock_processing_rate
+from elastream.engines.spark.scrape import ScrapeMetricsSource
+from elastream.local.manifest import LocalApp
+from elastream.runner_args import runner_args
+from spark_apps import verify
+from spark_apps.cluster import LocalSparkCluster, free_port, stop_driver
+from spark_apps.source import GeneratorConfig
+
+
+def check_runnable(app: LocalApp) -> None:
+    """ManifestError naming the field when the app cannot run locally."""
+    spec = app.spec.spark
+    if spec.attach is not None:
+        raise ManifestError(app.name, ["spec.spark.attach: the local mode starts its own job; remove attach"])
+    if spec.application.builtin is None:
+        raise ManifestError(app.name, ["spec.spark.application.file: the local mode runs the built-in apps only"])
+    if spec.source.type != "generator":
+        raise ManifestError(app.name, ["spec.spark.source.type: the local mode needs the built-in generator source"])
+
+
+class SparkLocalJob:
+    def __init__(self, app: LocalApp, workdir: Path, duration_s: float):
+        self.app, self.workdir, self.duration_s = app, Path(workdir), duration_s
+        self.token = secrets.token_urlsafe(24)
+        self.metrics_port = self.control_port = 0
+        self.cluster: LocalSparkCluster | None = None
+        self.runner: subprocess.Popen | None = None
+        self._metrics: ScrapeMetricsSource | None = None
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.workdir / "checkpoint"
+
+    @property
+    def sink(self) -> Path:
+        return self.workdir / "sink"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
+
+    @property
+    def control_url(self) -> str:
+        return f"http://127.0.0.1:{self.control_port}"
+
+    def start(self, ready_timeout_s: float = 240.0) -> "SparkLocalJob":
+        spark = self.app.spec.spark
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.cluster = LocalSparkCluster(workers=spark.executors.max, cores_per_worker=spark.executor.cores,
+                                             memory=spark.executor.memory, base_dir=str(self.workdir / "spark"))
+            self.cluster.start()
+            self.metrics_port, self.control_port = free_port(), free_port()
+            token_file = self.workdir / "token"
+            token_file.write_text(self.token)
+            token_file.chmod(0o600)
+            log = open(self.workdir / "runner.log", "ab")
+            self.runner = subprocess.Popen([sys.executable, "-m", "spark_apps.runner", *self.runner_args(token_file)],
+                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            log.close()
+            self._wait_ready(ready_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def runner_args(self, token_file: Path) -> list[str]:
+        return runner_args(self.app.name, self.app.spec, master=self.cluster.master_url,
+                           checkpoint=str(self.checkpoint), sink=str(self.sink), metrics_port=self.metrics_port,
+                           control_port=self.control_port, token_file=str(token_file), bind_address="127.0.0.1",
+                           duration_s=self.duration_s, progress_log=str(self.workdir / "progress.jsonl"))
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.runner.poll() is not None:
+                raise RuntimeError(f"the runner exited with {self.runner.returncode}; see {self.workdir / 'runner.log'}")
+            try:
+                if requests.get(f"{self.control_url}/healthz", timeout=2).ok:
+                    requests.get(self.metrics_url, timeout=2).raise_for_status()
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"the runner was not ready after {timeout_s:.0f}s; see {self.workdir / 'runner.log'}")
+
+    def describe(self) -> str:
+        return (f"spark cluster {self.cluster.master_url}, metrics {self.metrics_url}, control {self.control_url}")
+
+    def metrics(self) -> ScrapeMetricsSource:
+        if self._metrics is None:
+            self._metrics = ScrapeMetricsSource(self.metrics_url, self.app.name,
+                                                max_parallelism=self.app.spec.spark.max_parallelism)
+        return self._metrics
+
+    def control(self) -> ControlEndpointClient:
+        return ControlEndpointClient(self.control_url, self.token)
+
+    def realizer(self) -> ControlEndpointRealizer:
+        return ControlEndpointRealizer(self.control())
+
+    def sample(self) -> dict[str, Any]:
+        try:
+            values = self.metrics().values()
+        except MetricsUnavailable:
+            values = {}
+        try:
+            state = self.control().executors()
+        except ControlError:
+            state = {}
+        current, target = state.get("current"), state.get("target")
+        return {"input_rate": values.get("inputRate"), "processing_rate": wall_clock_processing_rate(values),
+                "latency_p99_s": values.get("latencyP99"), "latency_p50_s": values.get("latencyP50"),
+                "backlog": values.get("backlog"), "busy": values.get("busyFraction"),
+                "parallelism": {SPARK_STAGE: current} if current is not None else None,
+                "target": {SPARK_STAGE: target} if target is not None else None}
+
+    def verify(self, stopped_at: float) -> dict[str, Any]:
+        produced = self.produced_until(stopped_at)
+        check = verify.check(str(self.checkpoint), str(self.sink), produced) if produced is not None else None
+        return {"records_produced": check.produced if check else 0,
+                "records_processed": check.processed if check else 0,
+                "missing": check.missing if check else 0,
+                "duplicates": check.duplicates if check else 0,
+                "exactly_once": bool(check and check.exactly_once),
+                "verified": bool(check and check.exactly_once)}
+
+    def produced_until(self, stopped_at: float) -> int | None:
+        """Records the generator had offered when the run stopped (all of them if the load ran to its end)."""
+        run_file = self.checkpoint / verify.RUN_FILE
+        if not run_file.exists():
+            return None
+        run = json.loads(run_file.read_text())
+        profile = GeneratorConfig(**run["source"]["generator"]).build()
+        return profile.offered_count(stopped_at - run["start_us"] / 1e6)
+
+    def finished(self) -> bool:
+        return self.runner is not None and self.runner.poll() is not None
+
+    def stop(self) -> None:
+        """Stop the driver (gracefully: the query commits what it has), then the cluster. Safe to call twice."""
+        if self.runner is not None:
+            stop_driver(self.runner)
+            self.runner = None
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
