@@ -2,7 +2,7 @@
 from prometheus_client import Counter, Gauge, Histogram
 
 DECISIONS = Counter("elastream_operator_decisions_total", "Policy evaluations by outcome", ["action", "guard"])
-REALIZE_SECONDS = Histogram("elastream_operator_realize_seconds", "Time to apply a rescale through the control endpoint",
+REALIZE_SECONDS = Histogram("elastream_operator_realize_seconds", "Time to apply a rescale (Spark: the control endpoint call; Storm: until Nimbus shows the rebalanced layout)",
                             buckets=(0.1, 0.5, 1, 2, 5, 10, 20, 40, 80))
 ERRORS = Counter("elastream_operator_errors_total", "Errors by kind", ["kind"])
 # What the operator decided at its last evaluation (status.desiredExecutors), per StreamApp; in advisor mode it is

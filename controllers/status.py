@@ -19,7 +19,8 @@ def _rfc3339(ts: float) -> str:
 
 
 def decision_record(d: Decision, realized: bool) -> dict[str, Any]:
-    """The status form of a core Decision (one number of executors: the job has one parallelism knob)."""
+    """The status form of a core Decision: from/to count all stages; with several (Storm) current/targets say
+    which moved."""
     before = sum(d.current.values()) if d.current else None
     after = sum(d.targets.values()) if d.targets else None
     if d.action == "scale" and before is not None and after is not None and after != before:

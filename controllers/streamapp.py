@@ -20,7 +20,7 @@ from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
 
 RESOURCE = (GROUP, VERSION, "streamapps")
-OBJECTS_EVERY = 6  # every this many driver checks, every other owned object is checked too
+OBJECTS_EVERY = 6  # every this many pod checks, every other owned object is checked too
 log = logging.getLogger(__name__)
 
 
@@ -33,7 +33,7 @@ def reconcile_app(body: kopf.Body, **_) -> None:
 
 
 def resync_seconds() -> float:
-    """How often a StreamApp's loop checks its driver pod ($ELASTREAM_RESYNC_SECONDS, default 10)."""
+    """How often a StreamApp's loop checks its pods ($ELASTREAM_RESYNC_SECONDS, default 10)."""
     return float(os.environ.get("ELASTREAM_RESYNC_SECONDS", "10"))
 
 
@@ -51,8 +51,8 @@ def _without_finalizer(fn):
 @_without_finalizer
 @kopf.daemon(*RESOURCE, cancellation_timeout=10.0, initial_delay=1.0)
 def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf.Meta, logger, **_) -> None:
-    """Until the StreamApp goes away: check the driver every few seconds (a deleted, failed or evicted one comes
-    back), every other owned object now and then, and evaluate the policy every evaluationInterval."""
+    """Until the StreamApp goes away: let its engine check the pods every few seconds (a deleted, failed or evicted
+    driver comes back), every other owned object now and then, and evaluate the policy every evaluationInterval."""
     uid, checks, next_evaluation, resync = meta["uid"], 0, 0.0, resync_seconds()
     while not stopped:
         body = _guarded(logger, kube.get_custom, namespace, "streamapps", name)

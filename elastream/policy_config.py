@@ -4,19 +4,21 @@ from __future__ import annotations
 from elastream.api.base import parse_duration
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
+from elastream.engines import engine_for
 from elastream.errors import UserError
 from elasticity.config import PolicyConfig
 
 
 def parallelism_bounds(policy: ElasticityPolicySpec, app: StreamAppSpec) -> tuple[int, int]:
-    """The app's executor (worker) range intersected with the policy's bounds."""
-    r = app.executor_range()
-    lo, hi = r.min, r.max
+    """The engine's range for a stage (Spark: the executor range; Storm: 1..the largest maxParallelism) intersected
+    with the policy's bounds."""
+    r_min, r_max = engine_for(app).parallelism_range(app)
+    lo, hi = r_min, r_max
     if policy.bounds:
         lo, hi = max(lo, policy.bounds.min), min(hi, policy.bounds.max)
     if lo > hi:
         raise UserError(f"spec.bounds {policy.bounds.min}..{policy.bounds.max} of the policy does not overlap "
-                        f"the app's range {r.min}..{r.max}")
+                        f"the app's range {r_min}..{r_max}")
     return lo, hi
 
 

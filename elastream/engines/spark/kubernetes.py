@@ -35,7 +35,7 @@ def reconcile(body: dict[str, Any], spec: StreamAppSpec, *, all_objects: bool) -
 
 
 def attached(spec, where: str, generation: int) -> Reconciled:
-    """An attached job: nothing to create; Progressing says where it is (or that it is suspended)."""
+    """An attached job (any engine): nothing to create; Progressing says where it is (or that it is suspended)."""
     if spec.suspend:
         message = "spec.suspend is true: the job is not scaled"
         return Reconciled([message], lambda st: suspended_status(st, message, generation))

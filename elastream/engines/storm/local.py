@@ -1,0 +1,187 @@
+"""A Storm app run on this machine: ZooKeeper, Nimbus and two supervisors from Storm's Maven Central jars
+(storm_apps.cluster), the built-in topology submitted with tasks = max parallelism, the Storm exporter serving
+/metrics, and rebalances through Nimbus Thrift — as the operator does in attach mode.
+
+stop() kills the topology, the exporter and every daemon — also after Ctrl-C or an error.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from elastream.api.manifests import ManifestError
+from elastream.engines.base import MetricsUnavailable
+from elastream.engines.storm.observation import ScrapeStormSource
+from elastream.engines.storm.realizer import RebalanceRealizer, workers_for
+from elastream.local.manifest import LocalApp
+
+SUPERVISORS = 2
+
+
+def check_runnable(app: LocalApp) -> None:
+    if app.spec.storm.attach is not None:
+        raise ManifestError(app.name, ["spec.storm.attach: the local mode starts its own Storm cluster; remove attach"])
+
+
+def layout(app: LocalApp) -> tuple[dict[str, int], dict[str, int]]:
+    """Initial executors and max executors (= tasks) per component: the spec's, else the built-in topology's."""
+    from storm_apps.topology import APPS
+
+    spec = app.spec.storm
+    topology = APPS[spec.application.builtin]
+    names = [c[0] for c in topology.components]
+    unknown = sorted((set(spec.parallelism) | set(spec.max_parallelism)) - set(names))
+    if unknown:
+        raise ManifestError(app.name, [f"spec.storm.maxParallelism: {', '.join(unknown)} is not a component of "
+                                       f"{spec.application.builtin} ({', '.join(names)})"])
+    maxp = {n: spec.max_parallelism.get(n, topology.default_max_parallelism.get(n, 1)) for n in names}
+    initial = {n: min(spec.parallelism.get(n, 1), maxp[n]) for n in names}
+    return initial, maxp
+
+
+class StormLocalJob:
+    def __init__(self, app: LocalApp, workdir: Path, duration_s: float):
+        self.app, self.workdir, self.duration_s = app, Path(workdir), duration_s
+        self.spec = app.spec.storm
+        self.topology = self.spec.topology_name(app.name)
+        self.initial, self.max_parallelism = layout(app)
+        self.cluster = self.nimbus = self.exporter = self.server = None
+        self.exporter_port = 0
+        self.submitted_at: float | None = None
+        self.realized: RebalanceRealizer | None = None
+
+    @property
+    def state_dir(self) -> Path:
+        return self.workdir / "state"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.exporter_port}/metrics"
+
+    def start(self, ready_timeout_s: float = 240.0) -> "StormLocalJob":
+        from spark_apps.cluster import free_port
+        from storm_apps.cluster import LocalStormCluster
+        from storm_apps.exporter import StormExporter, serve
+        from storm_apps.nimbus import NimbusClient
+        from storm_apps.topology import submit
+
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        w = self.spec.workers
+        slots = max(2, -(-w.max // SUPERVISORS))
+        try:
+            self.cluster = LocalStormCluster(supervisors=SUPERVISORS, slots_per_supervisor=slots,
+                                             base_dir=self.workdir / "storm")
+            self.cluster.start()
+            self.nimbus = NimbusClient(self.cluster.nimbus_host, self.cluster.nimbus_port)
+            submit(self.cluster.storm_home, self.cluster.conf_file, self.cluster.nimbus_host, self.cluster.nimbus_port,
+                   name=self.topology, app=self.spec.application.builtin, parallelism=self.initial,
+                   max_parallelism=self.max_parallelism,
+                   workers=workers_for(self.initial, self.spec.executors_per_worker, w.min, w.max),
+                   generator=self.spec.source.generator.model_dump(), state_dir=self.state_dir,
+                   duration_s=self.duration_s)
+            self.submitted_at = time.time()
+            self.exporter = StormExporter(self.nimbus, self.topology, self.app.name, self.state_dir)
+            self.exporter_port = free_port()
+            self.server = serve(self.exporter, self.exporter_port)
+            self._wait_ready(ready_timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        """Until every component has reported once (the first stats come ~20 s after a submit)."""
+        deadline, last = time.monotonic() + timeout_s, "nothing yet"
+        while time.monotonic() < deadline:
+            try:
+                self.metrics().observe(self.app.name)
+                return
+            except MetricsUnavailable as err:
+                last = str(err)
+            time.sleep(2.0)
+        raise TimeoutError(f"the topology reported no complete metrics after {timeout_s:.0f}s ({last}); "
+                           f"see {self.cluster.log_dir}")
+
+    def describe(self) -> str:
+        return (f"storm cluster: nimbus {self.cluster.nimbus_host}:{self.cluster.nimbus_port}, "
+                f"{SUPERVISORS} supervisors; topology {self.topology}; metrics {self.metrics_url}")
+
+    def metrics(self) -> ScrapeStormSource:
+        return ScrapeStormSource(self.metrics_url, self.app.name, self.max_parallelism)
+
+    def realizer(self) -> RebalanceRealizer:
+        if self.realized is None:
+            w = self.spec.workers
+            self.realized = RebalanceRealizer(self.nimbus, self.topology, self.spec.executors_per_worker,
+                                              (w.min, w.max), resumed=self._resumed)
+        return self.realized
+
+    def _resumed(self, t0: float, timeout_s: float = 120.0) -> float | None:
+        """Seconds from the rebalance call until the source's acked offset moves again (the stall's end)."""
+        from storm_apps.source_state import read_source_state
+
+        start = read_source_state(self.state_dir) or {}
+        deadline = t0 + timeout_s
+        while time.monotonic() < deadline:
+            now = read_source_state(self.state_dir) or {}
+            if now.get("acked", 0) > start.get("acked", 0):
+                return round(time.monotonic() - t0, 2)
+            time.sleep(0.25)
+        return None
+
+    def sample(self) -> dict[str, Any]:
+        try:
+            values, info = self.metrics().read()
+        except MetricsUnavailable:
+            values, info = {}, {}
+        spouts = [n for n, (kind, _) in info.items() if kind == "spout"]
+        sinks = [n for n in info if not any(n in up for _, up in info.values())]
+
+        def total(key, names):
+            got = [values.get(key, {}).get(n) for n in names]
+            got = [g for g in got if g is not None]
+            return sum(got) if got else None
+
+        current = {n: int(v) for n, v in values.get("executors", {}).items()} or None
+        target = self.realized.history[-1].executors if self.realized and self.realized.history else None
+        return {"input_rate": total("inputRate", spouts), "processing_rate": total("processingRate", sinks),
+                "latency_p99_s": None, "latency_p50_s": total("completeLatency", spouts),
+                "backlog": total("backlog", spouts),
+                "busy": max(values.get("busyFraction", {}).values(), default=None),
+                "parallelism": current, "target": {**(current or {}), **(target or {})} if current else None}
+
+    def verify(self, stopped_at: float) -> dict[str, Any]:
+        from storm_apps import verify
+
+        check = verify.check(self.state_dir)
+        stalls = [{"executors": r.executors, "workers": r.workers, "layout_s": r.layout_s, "resumed_s": r.resumed_s}
+                  for r in (self.realized.history if self.realized else [])]
+        return {"records_produced": check.produced, "records_processed": check.processed,
+                "missing": check.missing, "duplicates": check.duplicates,
+                "at_least_once": check.missing == 0, "verified": check.missing == 0 and check.produced > 0,
+                "rebalances": stalls}
+
+    def finished(self) -> bool:
+        """The load has ended and the sink has everything the source emitted (nothing left to drain)."""
+        from storm_apps.source_state import read_source_state
+
+        if self.submitted_at is None or time.time() < self.submitted_at + self.duration_s:
+            return False
+        state = read_source_state(self.state_dir)
+        return bool(state) and state["pending"] == 0 and state["acked"] >= state["offered"]
+
+    def stop(self) -> None:
+        """Kill the topology, the exporter and the cluster. Safe to call twice."""
+        if self.server is not None:
+            server, _thread = self.server
+            server.shutdown()
+            self.server = None
+        if self.nimbus is not None and self.cluster is not None:
+            try:
+                self.nimbus.kill(self.topology, wait_s=0)
+            except Exception:  # noqa: BLE001 - the cluster goes down next anyway
+                pass
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None

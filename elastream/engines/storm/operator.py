@@ -1,0 +1,60 @@
+"""A Storm topology as the operator sees it: per-component metrics from Prometheus (scraped from the Storm
+exporter), rescales through Nimbus Thrift rebalance (attach: spec.storm.attach; managed: the app's Nimbus Service)."""
+from __future__ import annotations
+
+import logging
+
+from controllers.metrics import ERRORS, REALIZE_SECONDS
+from elastream.api.policy import ElasticityPolicySpec
+from elastream.api.streamapp import StreamAppSpec
+from elastream.engines.prometheus import PrometheusClient
+from elastream.engines.storm.observation import PrometheusStormSource
+from elastream.engines.storm.realizer import Rebalance, RebalanceRealizer
+
+log = logging.getLogger(__name__)
+NIMBUS_PORT = 6627
+
+
+def nimbus_address(namespace: str, name: str, spec: StreamAppSpec) -> tuple[str, int]:
+    attach = spec.storm.attach
+    if attach is not None:
+        return attach.nimbus_host, attach.nimbus_port
+    from elastream.engines.storm.managed import names
+
+    return f"{names(name)['nimbus']}.{namespace}.svc", NIMBUS_PORT
+
+
+class StormOperatorJob:
+    def __init__(self, namespace: str, name: str, spec: StreamAppSpec, policy: ElasticityPolicySpec):
+        from storm_apps.nimbus import NimbusClient
+
+        self.spec, self.topology = spec.storm, spec.storm.topology_name(name)
+        host, port = nimbus_address(namespace, name, spec)
+        self.nimbus = NimbusClient(host, port, timeout_s=10)
+        self.metrics = PrometheusStormSource(PrometheusClient(policy.metrics.prometheus.url), name,
+                                             self.spec.max_parallelism)
+
+    def realizer(self) -> RebalanceRealizer:
+        w = self.spec.workers
+        return RebalanceRealizer(self.nimbus, self.topology, self.spec.executors_per_worker, (w.min, w.max),
+                                 on_rebalance=_observe)
+
+    def current(self) -> dict[str, int] | None:
+        """Executors per component as Nimbus has them now (fresher than the last scrape)."""
+        from storm_apps.nimbus import NimbusUnavailable
+
+        try:
+            state = self.nimbus.topology(self.topology)
+        except (NimbusUnavailable, LookupError) as err:
+            ERRORS.labels(kind="control").inc()
+            log.info("could not read the layout of %s from Nimbus: %s", self.topology, err)
+            return None
+        return {c.name: c.executors for c in state.components} if state is not None else None
+
+    def manual_override(self, spec_replicas: int | None, decided: int | None):
+        """Storm's workers follow the executors the policy plans per component, so spec.replicas is not read."""
+        return None
+
+
+def _observe(done: Rebalance) -> None:
+    REALIZE_SECONDS.observe(done.layout_s)

@@ -1,0 +1,115 @@
+"""The Storm engine's pure parts: exporter series -> JobObservation, workers from executors, the rebalance realizer
+(with a fake Nimbus: the real one is exercised in tests/storm and tests/e2e)."""
+from __future__ import annotations
+
+import pytest
+
+from elastream.api.streamapp import StreamAppSpec
+from elastream.engines import engine_for
+from elastream.engines.base import MetricsUnavailable
+from elastream.engines.storm.observation import parse_exporter, queries, storm_observation, topological
+from elastream.engines.storm.realizer import RebalanceRealizer, workers_for
+from elasticity.model import Decision
+
+INFO = {"sink": ("bolt", ("count",)), "count": ("bolt", ("split",)), "spout": ("spout", ()), "split": ("bolt", ("spout",))}
+
+
+def values(**overrides):
+    v = {
+        "executors": {"spout": 1, "split": 2, "count": 3, "sink": 1},
+        "tasks": {"spout": 1, "split": 4, "count": 6, "sink": 1},
+        "inputRate": {"spout": 50, "split": 50, "count": 250, "sink": 250},
+        "processingRate": {"spout": 50, "split": 50, "count": 240, "sink": 240},
+        "emitRate": {"spout": 50, "split": 250, "count": 240, "sink": 0},
+        "busyFraction": {"spout": 0.1, "split": 0.2, "count": 0.9, "sink": 0.1},
+        "backlog": {"spout": 120},
+        "completeLatency": {"spout": 1.5},
+    }
+    v.update(overrides)
+    return v
+
+
+def test_components_become_stages_in_topological_order_with_their_own_parallelism():
+    obs = storm_observation("wc", values(), INFO, 100.0, {"count": 5})
+    assert [s.name for s in obs.stages] == ["spout", "split", "count", "sink"]
+    assert obs.parallelism == {"spout": 1, "split": 2, "count": 3, "sink": 1}
+    count = obs.stage("count")
+    assert count.upstream == ("split",) and count.max_parallelism == 5  # the spec's cap is below the 6 tasks
+    assert obs.stage("split").max_parallelism == 4  # tasks cap executors when the spec says nothing
+    assert obs.stage("spout").backlog == 120 and obs.stage("count").backlog == 0
+    assert obs.latency_avg_s == 1.5
+    assert obs.stage("split").selectivity() == pytest.approx(5.0)
+
+
+def test_a_component_without_its_required_metrics_is_named():
+    v = values(busyFraction={"spout": 0.1, "split": 0.2, "sink": 0.1})
+    with pytest.raises(MetricsUnavailable, match="count: busyFraction"):
+        storm_observation("wc", v, INFO, 100.0, {})
+    with pytest.raises(MetricsUnavailable, match="no component"):
+        storm_observation("wc", values(), {}, 100.0, {})
+
+
+def test_topological_order_survives_a_cycle():
+    assert topological({"a": ("bolt", ("b",)), "b": ("bolt", ("a",)), "s": ("spout", ())}) == ["s", "a", "b"]
+
+
+def test_exporter_text_is_read_per_component_and_app():
+    text = "\n".join([
+        '# TYPE elastream_storm_executors gauge',
+        'elastream_storm_executors{app="wc",component="count"} 3.0',
+        'elastream_storm_executors{app="other",component="count"} 9.0',
+        '# TYPE elastream_storm_component_info gauge',
+        'elastream_storm_component_info{app="wc",component="count",kind="bolt",upstream="split,x"} 1.0',
+        'elastream_storm_component_info{app="wc",component="spout",kind="spout",upstream=""} 1.0',
+    ]) + "\n"
+    vals, info = parse_exporter(text, "wc")
+    assert vals == {"executors": {"count": 3.0}}
+    assert info == {"count": ("bolt", ("split", "x")), "spout": ("spout", ())}
+
+
+def test_queries_ask_for_one_series_per_component():
+    q = queries("wc")
+    assert q["busyFraction"] == 'max by (component) (elastream_storm_busy_fraction{app="wc"})'
+
+
+@pytest.mark.parametrize("executors,per,lo,hi,want", [
+    ({"a": 1, "b": 1}, 4, 1, 4, 1), ({"a": 4, "b": 5}, 4, 1, 4, 3), ({"a": 30}, 4, 1, 4, 4), ({"a": 1}, 4, 2, 4, 2)])
+def test_workers_follow_the_executors_within_their_range(executors, per, lo, hi, want):
+    assert workers_for(executors, per, lo, hi) == want
+
+
+class FakeNimbus:
+    def __init__(self):
+        self.calls = []
+
+    def rebalance(self, name, executors, workers, wait_s):
+        self.calls.append(("rebalance", name, executors, workers))
+
+    def wait_rebalanced(self, name, executors, workers, timeout_s):
+        self.calls.append(("wait", name, executors, workers))
+        return 3.5
+
+
+def test_the_realizer_rebalances_only_the_components_that_change_and_records_the_stall():
+    nimbus, seen = FakeNimbus(), []
+    r = RebalanceRealizer(nimbus, "wc-topo", 4, (1, 4), on_rebalance=seen.append)
+    d = Decision(job="wc", timestamp=0, policy="ds2", action="scale", current={"split": 1, "count": 2},
+                 targets={"split": 1, "count": 6}, reason="x")
+    r.realize("wc", d)
+    assert nimbus.calls[0] == ("rebalance", "wc-topo", {"count": 6}, 2)
+    assert nimbus.calls[1][0] == "wait" and nimbus.calls[1][2] == {"split": 1, "count": 6}
+    assert seen[0].layout_s == 3.5 and r.history == seen
+
+
+def test_storm_bounds_come_from_max_parallelism_not_workers():
+    spec = StreamAppSpec.model_validate({"engine": "storm", "storm": {
+        "attach": {"nimbusHost": "nimbus"}, "workers": {"initial": 1, "min": 1, "max": 2},
+        "maxParallelism": {"split": 4, "count": 12}}})
+    assert engine_for(spec).parallelism_range(spec) == (1, 12)
+
+
+def test_zero_executors_are_rejected_with_the_field_named():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="maxParallelism"):
+        StreamAppSpec.model_validate({"engine": "storm", "storm": {"maxParallelism": {"count": 0}}})
