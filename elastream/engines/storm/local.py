@@ -41,8 +41,10 @@ def layout(app: LocalApp) -> tuple[dict[str, int], dict[str, int]]:
 
 
 class StormLocalJob:
-    def __init__(self, app: LocalApp, workdir: Path, duration_s: float):
+    def __init__(self, app: LocalApp, workdir: Path, duration_s: float, cluster=None):
+        """cluster: a running LocalStormCluster to submit to (left running at stop()); None: start our own."""
         self.app, self.workdir, self.duration_s = app, Path(workdir), duration_s
+        self.shared_cluster = cluster
         self.spec = app.spec.storm
         self.topology = self.spec.topology_name(app.name)
         self.initial, self.max_parallelism = layout(app)
@@ -70,9 +72,8 @@ class StormLocalJob:
         w = self.spec.workers
         slots = max(2, -(-w.max // SUPERVISORS))
         try:
-            self.cluster = LocalStormCluster(supervisors=SUPERVISORS, slots_per_supervisor=slots,
-                                             base_dir=self.workdir / "storm")
-            self.cluster.start()
+            self.cluster = self.shared_cluster or LocalStormCluster(
+                supervisors=SUPERVISORS, slots_per_supervisor=slots, base_dir=self.workdir / "storm").start()
             self.nimbus = NimbusClient(self.cluster.nimbus_host, self.cluster.nimbus_port)
             submit(self.cluster.storm_home, self.cluster.conf_file, self.cluster.nimbus_host, self.cluster.nimbus_port,
                    name=self.topology, app=self.spec.application.builtin, parallelism=self.initial,
@@ -182,6 +183,6 @@ class StormLocalJob:
                 self.nimbus.kill(self.topology, wait_s=0)
             except Exception:  # noqa: BLE001 - the cluster goes down next anyway
                 pass
-        if self.cluster is not None:
+        if self.cluster is not None and self.cluster is not self.shared_cluster:
             self.cluster.stop()
-            self.cluster = None
+        self.cluster = None
