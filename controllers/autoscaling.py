@@ -17,12 +17,12 @@ from controllers import kube
 from controllers.events import KopfEventSink
 from controllers.metrics import DECISIONS, DESIRED_EXECUTORS
 from controllers.state_store import ConfigMapStateStore
-from controllers.status import evaluated_status, invalid_status, unavailable_status
+from controllers.status import evaluated_status, invalid_status, not_supported_status, unavailable_status
 from elastream.api.manifests import describe_errors
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
 from elastream.engines import engine_for
-from elastream.engines.base import MetricsUnavailable, decision_realized
+from elastream.engines.base import EngineNotSupported, MetricsUnavailable, decision_realized
 from elastream.errors import UserError
 from elastream.policy_config import to_policy_config
 from elasticity.adapters import SystemClock
@@ -32,6 +32,10 @@ from elasticity.ports import MetricsSource
 
 log = logging.getLogger(__name__)
 RETRY_INVALID_S = 30.0
+
+
+class PolicyNotFound(UserError):
+    """spec.policyRef names an ElasticityPolicy that does not exist (yet): the app holds until it does."""
 
 
 class ReportingMetricsSource:
@@ -58,7 +62,8 @@ def resolve_policy(namespace: str, spec: StreamAppSpec) -> ElasticityPolicySpec:
         return ElasticityPolicySpec()
     body = kube.get_custom(namespace, "elasticitypolicies", spec.policy_ref.name)
     if body is None:
-        raise UserError(f"spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} not found in {namespace}")
+        raise PolicyNotFound(f"spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} not found in "
+                             f"{namespace}; nothing is scaled until it exists")
     try:
         return ElasticityPolicySpec.model_validate(body.get("spec") or {})
     except ValidationError as err:
@@ -78,11 +83,14 @@ def evaluate(body: dict[str, Any]) -> float:
     except ValidationError as err:
         return _report(body, lambda st: invalid_status(st, "; ".join(describe_errors(err)), generation))
     except UserError as err:
-        return _report(body, lambda st: invalid_status(st, str(err), generation))
+        reason = "PolicyNotFound" if isinstance(err, PolicyNotFound) else "InvalidSpec"
+        return _report(body, lambda st: invalid_status(st, str(err), generation, reason))
     if spec.suspend:
         return config.evaluation_interval_s  # the reconcile pass reports this state
     try:
         job = engine_for(spec).operator_job(namespace, name, spec, policy)
+    except EngineNotSupported as err:
+        return _report(body, lambda st: not_supported_status(st, str(err), generation))
     except kube.SecretProblem as err:  # looked for again soon: creating the Secret is all it takes
         _report(body, lambda st: unavailable_status(st, err.reason, str(err), generation))
         return min(RETRY_INVALID_S, config.evaluation_interval_s)

@@ -118,11 +118,11 @@ def suspended_status(old: dict[str, Any], message: str, generation: int) -> dict
     return {**old, "conditions": conds, "phase": "Suspended"}
 
 
-def invalid_status(old: dict[str, Any], message: str, generation: int) -> dict[str, Any]:
+def invalid_status(old: dict[str, Any], message: str, generation: int, reason: str = "InvalidSpec") -> dict[str, Any]:
     """Status of a StreamApp whose spec (or policy) cannot be used: nothing is changed, the message says why."""
     conds = old.get("conditions") or []
-    conds = set_condition(conds, "Ready", False, "InvalidSpec", message, generation)
-    conds = set_condition(conds, "Degraded", True, "InvalidSpec", message, generation)
+    conds = set_condition(conds, "Ready", False, reason, message, generation)
+    conds = set_condition(conds, "Degraded", True, reason, message, generation)
     return {**old, "conditions": conds, "phase": "Failed", "observedGeneration": generation}
 
 

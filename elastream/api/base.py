@@ -27,12 +27,19 @@ def parse_duration(text: str) -> float:
 
 
 def _positive_duration(text: str) -> str:
-    if parse_duration(text) <= 0:
+    seconds = parse_duration(text)
+    if seconds <= 0:
         raise PydanticCustomError("rule", "{message}", {"message": POSITIVE_DURATION, "field": ""})
+    if seconds > MAX_DURATION_S:
+        raise PydanticCustomError("rule", "{message}", {"message": DURATION_TOO_LONG, "field": ""})
     return text
 
 
 POSITIVE_DURATION = "must be a positive duration such as 30s, 5m or 1h"
+# The API server's durations are Go's time.Duration (int64 nanoseconds): about 292 years. CEL's duration() fails
+# on anything longer, so both sides refuse it; a year is already far beyond any sensible setting.
+MAX_DURATION_S = 8760 * 3600
+DURATION_TOO_LONG = "must be at most 8760h (one year)"
 
 Duration = Annotated[
     str,
@@ -41,7 +48,8 @@ Duration = Annotated[
         max_length=32,
         json_schema_extra={
             "x-kubernetes-validations": [
-                {"rule": "duration(self) > duration('0s')", "message": POSITIVE_DURATION}
+                {"rule": "duration(self) > duration('0s')", "message": POSITIVE_DURATION},
+                {"rule": "duration(self) <= duration('8760h')", "message": DURATION_TOO_LONG},
             ]
         },
     ),

@@ -1,6 +1,8 @@
-"""Reading manifests outside Kubernetes (local mode, tests): the same checks, the same field names."""
+"""Reading manifests outside Kubernetes (local mode, tests, `elastream validate`): the checks the API server makes,
+with the same field names. Any input gives a ManifestError naming a field, never a traceback."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -8,9 +10,13 @@ from pydantic import BaseModel, ValidationError
 from elastream.api import API_VERSION
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
-from elastream.errors import UserError
+from elastream.errors import UserError, shorten
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {"StreamApp": StreamAppSpec, "ElasticityPolicy": ElasticityPolicySpec}
+TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec", "status")
+# What the API server requires of a custom resource's name (DNS-1123 subdomain) and of a namespace (DNS-1123 label).
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 class ManifestError(UserError):
@@ -21,51 +27,96 @@ class ManifestError(UserError):
         super().__init__(f"{name} is invalid:\n  " + "\n  ".join(problems))
 
 
+def _path(prefix: str, loc: tuple) -> list[str]:
+    return [prefix, *(shorten(str(p), 64) for p in loc)]
+
+
 def describe_errors(err: ValidationError, prefix: str = "spec") -> list[str]:
-    """One "field.path: message" line per error, with wire (camelCase) field names."""
+    """One "field.path: message" line per error, with wire (camelCase) field names; values quoted short."""
     lines = []
-    for e in err.errors():
-        path = [prefix, *(str(p) for p in e["loc"])]
+    for e in err.errors(include_url=False, include_input=True):
+        path = _path(prefix, e["loc"])
         ctx = e.get("ctx") or {}
         if e["type"] == "rule" and ctx.get("field"):
             path.append(ctx["field"])
+        where = ".".join(path)
         if e["type"] == "literal_error":  # worded as the API server words it
-            allowed = ctx.get("expected", "").replace("'", '"').replace(" or ", ", ")
-            lines.append(f'{".".join(path)}: Unsupported value: "{e["input"]}": supported values: {allowed}')
-            continue
-        if e["type"] == "missing":
-            lines.append(f"{'.'.join(path)}: Required value")
-            continue
-        if e["type"] == "extra_forbidden":
+            allowed = str(ctx.get("expected", "")).replace("'", '"').replace(" or ", ", ")
+            lines.append(f'{where}: Unsupported value: {shorten(e["input"])!r}: supported values: {allowed}')
+        elif e["type"] == "missing":
+            lines.append(f"{where}: Required value")
+        elif e["type"] == "extra_forbidden":
             lines.append(f'{".".join(path[:-1])}: unknown field "{path[-1]}"')
-            continue
-        lines.append(f"{'.'.join(path)}: {e['msg']}")
+        elif e["type"] == "string_pattern_mismatch":
+            lines.append(f"{where}: Invalid value: {shorten(e['input'])!r}: should match '{ctx.get('pattern')}'")
+        else:
+            lines.append(f"{where}: {shorten(e['msg'], 300)}")
     return lines
 
 
 def parse_spec(kind: str, spec: Any, name: str = "manifest") -> BaseModel:
-    model = SPEC_MODELS.get(kind)
+    """The spec as its model, validated strictly (a quoted number is not a number, as for the API server)."""
+    model = SPEC_MODELS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise ManifestError(name, [f"kind: must be one of {', '.join(SPEC_MODELS)}, not {kind!r}"])
+        raise ManifestError(name, [f"kind: must be one of {', '.join(SPEC_MODELS)}, not {shorten(kind)!r}"])
+    if not isinstance(spec, dict):
+        raise ManifestError(f"{kind} {name!r}", [f"spec: must be a mapping, not {type(spec).__name__}"])
     try:
-        return model.model_validate(spec if spec is not None else {})
+        return model.model_validate(spec, strict=True)
     except ValidationError as err:
         raise ManifestError(f"{kind} {name!r}", describe_errors(err)) from None
+    except RecursionError:
+        raise ManifestError(f"{kind} {name!r}", ["spec: nested too deeply"]) from None
 
 
-def parse_manifest(doc: dict[str, Any]) -> tuple[str, str, BaseModel]:
+def metadata_problems(metadata: Any) -> list[str]:
+    """What the API server would say of metadata: a mapping, with a DNS-1123 subdomain name (and label namespace)."""
+    if metadata is None:
+        return ["metadata.name: Required value"]
+    if not isinstance(metadata, dict):
+        return [f"metadata: must be a mapping, not {type(metadata).__name__}"]
+    problems = []
+    name = metadata.get("name")
+    if name is None or name == "":
+        problems.append("metadata.name: Required value")
+    elif not isinstance(name, str):
+        problems.append(f"metadata.name: must be a string, not {type(name).__name__}")
+    elif len(name) > 253 or not DNS_SUBDOMAIN.fullmatch(name):
+        problems.append(f"metadata.name: Invalid value: {shorten(name)!r}: a lowercase RFC 1123 subdomain must consist "
+                        "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
+                        "alphanumeric character (at most 253)")
+    namespace = metadata.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or len(namespace) > 63
+                                  or not DNS_LABEL.fullmatch(namespace)):
+        problems.append(f"metadata.namespace: Invalid value: {shorten(namespace)!r}: a lowercase RFC 1123 label "
+                        "(at most 63 characters)")
+    for field in ("labels", "annotations"):
+        value = metadata.get(field)
+        if value is not None and not (isinstance(value, dict)
+                                      and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+            problems.append(f"metadata.{field}: must be a mapping of strings to strings")
+    return problems
+
+
+def parse_manifest(doc: Any) -> tuple[str, str, BaseModel]:
     """(kind, name, spec model) of a StreamApp or ElasticityPolicy manifest, or ManifestError."""
     if not isinstance(doc, dict):
-        raise ManifestError("manifest", ["the document must be a mapping"])
-    name = (doc.get("metadata") or {}).get("name") or ""
+        raise ManifestError("manifest", [f"the document must be a mapping (apiVersion, kind, metadata, spec), "
+                                         f"not {type(doc).__name__}"])
+    metadata = doc.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    label = shorten(name, 64) if isinstance(name, str) and name else "manifest"
     problems = []
     if doc.get("apiVersion") != API_VERSION:
-        problems.append(f"apiVersion: must be {API_VERSION}, not {doc.get('apiVersion')!r}")
-    if not name:
-        problems.append("metadata.name: Required value")
-    if "spec" not in doc:
+        problems.append(f"apiVersion: must be {API_VERSION}, not {shorten(doc.get('apiVersion'))!r}")
+    kind = doc.get("kind")
+    if not isinstance(kind, str) or kind not in SPEC_MODELS:
+        problems.append(f"kind: must be one of {', '.join(SPEC_MODELS)}, not {shorten(kind)!r}")
+    problems += metadata_problems(metadata)
+    unknown = [k for k in doc if k not in TOP_LEVEL]
+    problems += [f'unknown field "{shorten(str(k), 64)}"' for k in unknown]
+    if "spec" not in doc or doc["spec"] is None:
         problems.append("spec: Required value")
     if problems:
-        raise ManifestError(name or "manifest", problems)
-    kind = doc.get("kind")
+        raise ManifestError(label, problems)
     return kind, name, parse_spec(kind, doc["spec"], name)

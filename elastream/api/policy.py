@@ -1,9 +1,10 @@
 """ElasticityPolicy: how a streaming job is kept elastic (what to measure, what to aim for, how fast to move)."""
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
 
 from elastream.api.base import ApiModel, Duration, Rule, parse_duration
 
@@ -21,20 +22,43 @@ DEFAULT_QUERIES = {
 }
 
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
+MAX_QUERY_LENGTH = 4096
+BRACKETS = ("()", "[]", "{}")
+UNBALANCED = "parentheses (), brackets [] and braces {} must balance"
+
+
+def brackets_balance(promql: str) -> bool:
+    """As many closing as opening brackets of each kind: what the CEL rule can check (no loops in CEL)."""
+    return all(promql.count(o) == promql.count(c) for o, c in BRACKETS)
+
+
+def _balanced(promql: str) -> str:
+    if not brackets_balance(promql):
+        raise PydanticCustomError("rule", "{message}", {"message": UNBALANCED, "field": ""})
+    return promql
+
+
+PromQL = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_QUERY_LENGTH, json_schema_extra={"x-kubernetes-validations": [{
+        "rule": " && ".join(f"self.split('{o}').size() == self.split('{c}').size()" for o, c in BRACKETS),
+        "message": UNBALANCED}]}),
+    AfterValidator(_balanced),
+]
 
 
 class Queries(ApiModel):
     """PromQL per metric; `{app}` is replaced by the StreamApp's name."""
 
-    input_rate: str = Field(DEFAULT_QUERIES["inputRate"], min_length=1, description="records/s offered to the job")
-    processing_rate: str = Field(DEFAULT_QUERIES["processingRate"], min_length=1, description="records/s processed")
-    busy_fraction: str = Field(
-        DEFAULT_QUERIES["busyFraction"], min_length=1, description="fraction of time busy (batch duration / trigger interval)"
+    input_rate: PromQL = Field(DEFAULT_QUERIES["inputRate"], description="records/s offered to the job")
+    processing_rate: PromQL = Field(DEFAULT_QUERIES["processingRate"], description="records/s processed")
+    busy_fraction: PromQL = Field(
+        DEFAULT_QUERIES["busyFraction"], description="fraction of time busy (batch duration / trigger interval)"
     )
-    latency_p50: str = Field(DEFAULT_QUERIES["latencyP50"], min_length=1, description="end-to-end latency p50, seconds")
-    latency_p99: str = Field(DEFAULT_QUERIES["latencyP99"], min_length=1, description="end-to-end latency p99, seconds")
-    backlog: str = Field(DEFAULT_QUERIES["backlog"], min_length=1, description="records offered but not yet read")
-    executors: str = Field(DEFAULT_QUERIES["executors"], min_length=1, description="executors (or workers) running")
+    latency_p50: PromQL = Field(DEFAULT_QUERIES["latencyP50"], description="end-to-end latency p50, seconds")
+    latency_p99: PromQL = Field(DEFAULT_QUERIES["latencyP99"], description="end-to-end latency p99, seconds")
+    backlog: PromQL = Field(DEFAULT_QUERIES["backlog"], description="records offered but not yet read")
+    executors: PromQL = Field(DEFAULT_QUERIES["executors"], description="executors (or workers) running")
 
 
 class PrometheusSource(ApiModel):
@@ -44,11 +68,15 @@ class PrometheusSource(ApiModel):
 
 class MetricsSource(ApiModel):
     prometheus: PrometheusSource = Field(default_factory=PrometheusSource)
-    stale_after: Duration = Field("2m", description="metrics older than this are stale: scaling holds")
+    stale_after: Duration = Field("2m", description="metrics whose newest sample is older than this are stale: "
+                                  "scaling holds")
+    scrape_interval: Duration = Field(
+        "5s", description="how often Prometheus scrapes the job (the chart's monitors: metrics.interval); "
+        "evaluationInterval and staleAfter must be at least this")
 
 
 class StepLimit(ApiModel):
-    max_step: int | None = Field(None, ge=1, description="at most this many executors added (or removed) in one decision")
+    max_step: int | None = Field(None, ge=1, le=1000, description="at most this many executors added (or removed) in one decision")
 
 
 class ScaleDown(StepLimit):
@@ -60,8 +88,8 @@ class ScaleDown(StepLimit):
 class Bounds(ApiModel):
     rules = (Rule("self.min <= self.max", "min must be less than or equal to max", lambda b: b.min <= b.max, ".min"),)
 
-    min: int = Field(..., ge=1, description="fewest executors (or workers)")
-    max: int = Field(..., ge=1, description="most executors (or workers)")
+    min: int = Field(..., ge=1, le=10000, description="fewest executors (or workers)")
+    max: int = Field(..., ge=1, le=10000, description="most executors (or workers)")
 
 
 class MeStream(ApiModel):
@@ -73,6 +101,14 @@ def _window_covers_interval(p: "ElasticityPolicySpec") -> bool:
     return parse_duration(p.metrics_window) >= parse_duration(p.evaluation_interval)
 
 
+def _at_least_scrape(field: str):
+    return lambda p: parse_duration(getattr(p, field)) >= parse_duration(p.metrics.scrape_interval)
+
+
+def _stale_after_covers_scrape(p: "ElasticityPolicySpec") -> bool:
+    return parse_duration(p.metrics.stale_after) >= parse_duration(p.metrics.scrape_interval)
+
+
 class ElasticityPolicySpec(ApiModel):
     rules = (
         Rule(
@@ -81,15 +117,27 @@ class ElasticityPolicySpec(ApiModel):
             _window_covers_interval,
             ".metricsWindow",
         ),
+        Rule(
+            "duration(self.evaluationInterval) >= duration(self.metrics.scrapeInterval)",
+            "evaluationInterval must be at least metrics.scrapeInterval (no new sample comes sooner)",
+            _at_least_scrape("evaluation_interval"),
+            ".evaluationInterval",
+        ),
+        Rule(
+            "duration(self.metrics.staleAfter) >= duration(self.metrics.scrapeInterval)",
+            "metrics.staleAfter must be at least metrics.scrapeInterval (else every sample is stale)",
+            _stale_after_covers_scrape,
+            ".metrics.staleAfter",
+        ),
     )
 
     mode: Literal["auto", "advisor"] = Field("auto", description="auto rescales; advisor only reports what it would do")
     algorithm: Literal["elastream", "ds2", "mestream", "hpa", "static"] = Field(
         "elastream", description="the planner that picks the parallelism"
     )
-    detector: Literal["regression", "rate"] = Field(
-        "rate", description="bottleneck detector: regression (Me-Stream threshold function) or rate (busy fraction)"
-    )
+    detector: Literal["regression", "rate"] | None = Field(
+        None, description="bottleneck detector: regression (Me-Stream threshold function) or rate (busy fraction); "
+        "unset: regression for algorithm mestream, rate for the others")
     metrics: MetricsSource = Field(default_factory=MetricsSource)
     latency_target: Duration = Field("5s", description="end-to-end p99 latency the job must stay under")
     target_utilization: float = Field(0.7, gt=0, le=1, description="busy fraction to plan for (0 < u <= 1)")

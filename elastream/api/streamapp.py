@@ -8,7 +8,9 @@ from pydantic import Field
 from elastream.api.base import ApiModel, Duration, Rule
 from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 
-QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([kmgt]|[KMGT]i?)?[bB]?$"  # Spark memory ("2g", "512m") or Kubernetes ("2Gi")
+# Spark's memory sizes: a whole number with an optional unit (k, m, g, t, p, optionally followed by b; none: MiB).
+# Spark refuses fractions ("1.5g") and Kubernetes suffixes ("2Gi").
+QUANTITY_PATTERN = r"^[0-9]{1,9}([kKmMgGtTpP][bB]?|[bB])?$"
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 K8S_QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[kmgtpe])?$"  # a Kubernetes quantity such as "1Gi"
 DATA_PATH = "/var/lib/elastream"  # where the shared volume is mounted in the driver and the executors
@@ -17,7 +19,8 @@ BUILTIN_APPS = ("wordcount", "identity", "repartition", "fixwindow")
 
 class Resources(ApiModel):
     cores: int = Field(1, ge=1, le=64, description="CPU cores")
-    memory: str = Field("1g", pattern=QUANTITY_PATTERN, max_length=16, description='memory, e.g. "1g" or "2Gi"')
+    memory: str = Field("1g", pattern=QUANTITY_PATTERN, max_length=16,
+                        description='memory as Spark writes it: a whole number and a unit, e.g. "1g" or "768m"')
 
 
 class Application(ApiModel):
@@ -36,7 +39,8 @@ class Application(ApiModel):
         None, min_length=2, max_length=1024, pattern=r"^/",
         description="absolute path of a Python file defining build(df, args) and OUTPUT_MODE (docs/spark_apps.md): "
         f"in the image, or on the shared volume under {DATA_PATH}")
-    args: list[str] = Field(default_factory=list, max_length=64, description="arguments passed to the file's build()")
+    args: list[Annotated[str, Field(max_length=4096)]] = Field(
+        default_factory=list, max_length=64, description="arguments passed to the file's build()")
 
 
 class ExecutorRange(ApiModel):
@@ -54,15 +58,17 @@ class GeneratorSource(ApiModel):
     """The built-in replayable load source: records with an event time and a sequence number."""
 
     profile: Literal["constant", "step", "sinusoid", "trace"] = Field("step", description="shape of the offered rate")
-    rate: float = Field(1000.0, gt=0, description="base rate, records/s")
-    peak_rate: float | None = Field(None, gt=0, description="rate at the step or the top of the sinusoid")
-    period: str | None = Field(None, pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$", max_length=32, description="step time or sinusoid period")
-    trace: str | None = Field(None, min_length=1, description="CSV file with header time,rate (profile: trace)")
+    rate: float = Field(1000.0, gt=0, le=1e9, description="base rate, records/s")
+    peak_rate: float | None = Field(None, gt=0, le=1e9, description="rate at the step or the top of the sinusoid")
+    period: Duration | None = Field(None, description="step time or sinusoid period")
+    trace: str | None = Field(None, min_length=1, max_length=1024,
+                              description="CSV file with header time,rate (profile: trace)")
 
 
 class KafkaSource(ApiModel):
-    bootstrap_servers: str = Field(..., min_length=1, description="host:port[,host:port]")
-    topic: str = Field(..., min_length=1, description="topic to read")
+    bootstrap_servers: str = Field(..., min_length=1, max_length=4096, pattern=r"^[^\s,]+(,[^\s,]+)*$",
+                                   description="host:port[,host:port]")
+    topic: str = Field(..., min_length=1, max_length=249, pattern=r"^[a-zA-Z0-9._-]+$", description="topic to read")
     starting_offsets: Literal["earliest", "latest"] = Field("latest")
 
 
@@ -117,8 +123,18 @@ class Attach(ApiModel):
     token_secret_ref: SecretKeyRef = Field(..., description="Secret holding the control endpoint's bearer token")
 
 
+def _keys_short(field: str, limit: int) -> Rule:
+    """Map keys are not length-checked by the schema (structural schemas have no propertyNames): a rule does it."""
+    camel = "".join(w if i == 0 else w.capitalize() for i, w in enumerate(field.split("_")))
+    return Rule(f"self.{camel}.all(k, k.size() > 0 && k.size() <= {limit})",
+                f"{camel} keys must be 1 to {limit} characters",
+                lambda m: all(0 < len(k) <= limit for k in getattr(m, field)), f".{camel}")
+
+
 class SparkSpec(ApiModel):
-    image: str = Field("ghcr.io/elastream/spark-runner:0.1.0", min_length=1,
+    rules = (_keys_short("conf", 256), _keys_short("node_selector", 317))
+
+    image: str = Field("ghcr.io/elastream/spark-runner:0.1.0", min_length=1, max_length=512, pattern=r"^\S+$",
                        description="image of driver and executors: Spark 4.3 + spark_apps (spark_apps/Dockerfile)")
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
         "IfNotPresent", description="pull policy of the driver and executor containers")
@@ -126,9 +142,10 @@ class SparkSpec(ApiModel):
     driver: Resources = Field(default_factory=Resources)
     executor: Resources = Field(default_factory=Resources)
     executors: ExecutorRange = Field(default_factory=ExecutorRange)
-    conf: dict[str, str] = Field(default_factory=dict, description="extra Spark configuration")
+    conf: dict[str, Annotated[str, Field(max_length=4096)]] = Field(
+        default_factory=dict, max_length=128, description="extra Spark configuration")
     checkpoint_location: str | None = Field(
-        None, min_length=1, description=f"checkpoint directory (default {DATA_PATH}/<app>/checkpoint on the shared "
+        None, min_length=1, max_length=1024, description=f"checkpoint directory (default {DATA_PATH}/<app>/checkpoint on the shared "
         "volume; an s3a:// URL works too)")
     trigger_interval: Duration = Field(
         "1s", description="micro-batch trigger interval; longer amortizes the fixed cost of each batch")
@@ -138,8 +155,8 @@ class SparkSpec(ApiModel):
     )
     storage: Storage = Field(default_factory=Storage, description=f"the volume mounted at {DATA_PATH} in the driver "
                              "and the executors (managed mode)")
-    node_selector: dict[str, str] = Field(
-        default_factory=dict, description="node labels the driver and the executors must be scheduled on")
+    node_selector: dict[str, Annotated[str, Field(max_length=63)]] = Field(
+        default_factory=dict, max_length=64, description="node labels the driver and the executors must be scheduled on")
     attach: Attach | None = Field(None, description="observe and rescale a job started elsewhere")
 
 
@@ -172,6 +189,11 @@ class StormSpec(ApiModel):
     rules = (
         Rule("self.source.type == 'generator'", "a Storm app reads the built-in generator source",
              lambda s: s.source.type == "generator", ".source.type"),
+        _keys_short("parallelism", 253),
+        _keys_short("max_parallelism", 253),
+        Rule("self.parallelism.all(k, !(k in self.maxParallelism) || self.parallelism[k] <= self.maxParallelism[k])",
+             "parallelism of a component must be at most its maxParallelism",
+             lambda s: all(v <= s.max_parallelism.get(k, v) for k, v in s.parallelism.items()), ".parallelism"),
     )
 
     topology: str | None = Field(
@@ -206,6 +228,21 @@ def _range(spec: "StreamAppSpec") -> ExecutorRange | None:
     return section.executors if spec.engine == "spark" else section.workers
 
 
+def _inline_bounds_overlap(spec: "StreamAppSpec") -> bool:
+    r = _range(spec)
+    bounds = spec.policy.bounds if spec.policy is not None else None
+    return r is None or bounds is None or (bounds.min <= r.max and bounds.max >= r.min)
+
+
+def _bounds_rule(section: str, range_field: str) -> Rule:
+    cel_range = f"self.{section}.{range_field}"
+    return Rule(
+        f"!has(self.policy) || !has(self.policy.bounds) || !has(self.{section}) || "
+        f"(self.policy.bounds.min <= {cel_range}.max && self.policy.bounds.max >= {cel_range}.min)",
+        f"policy.bounds must overlap {section}.{range_field}.min..max",
+        lambda s: s.engine != section or _inline_bounds_overlap(s), ".policy.bounds")
+
+
 def _replicas_in_range(spec: "StreamAppSpec") -> bool:
     r = _range(spec)
     return spec.replicas is None or r is None or r.min <= spec.replicas <= r.max
@@ -233,6 +270,7 @@ class StreamAppSpec(ApiModel):
             " && self.replicas <= self.storm.workers.max)",
             "replicas must be within storm.workers.min and storm.workers.max",
             lambda s: s.engine != "storm" or _replicas_in_range(s), ".replicas"),
+        _bounds_rule("spark", "executors"),  # a Storm app's range is per component: checked by the operator
     )
 
     engine: Literal["spark", "storm"] = Field(..., description="spark or storm")

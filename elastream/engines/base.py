@@ -22,6 +22,10 @@ class JobUnreachable(Exception):
     """The running job (its control endpoint, its Nimbus) cannot be reached or refused; the message says why."""
 
 
+class EngineNotSupported(Exception):
+    """This build cannot run the app's engine (a part it needs is missing); the message names what."""
+
+
 class ReconcileFailed(Exception):
     """The API server refused an owned object; `status` says so in the StreamApp's status before the retry."""
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from elastream.api.manifests import ManifestError, parse_manifest
+from elastream.api.safe_yaml import read_documents
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
 from elastream.errors import UserError
@@ -21,12 +20,7 @@ class LocalApp:
 
 
 def load(path: Path) -> LocalApp:
-    try:
-        docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d is not None]
-    except OSError as err:
-        raise UserError(f"{path}: {err.strerror}") from None
-    except yaml.YAMLError as err:
-        raise UserError(f"{path}: not valid YAML: {err}") from None
+    docs = read_documents(path)
     apps, policies = [], {}
     for doc in docs:
         kind, name, spec = parse_manifest(doc)

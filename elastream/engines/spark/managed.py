@@ -287,12 +287,14 @@ def _digest(value: Any) -> str:
 
 
 def _k8s_memory(spark_memory: str) -> str:
-    """Spark's "1g"/"512m" as a Kubernetes quantity ("1Gi"/"512Mi"); Kubernetes quantities pass through."""
-    units = {"k": "Ki", "m": "Mi", "g": "Gi", "t": "Ti"}
-    text = spark_memory.rstrip("bB")
-    if text and text[-1] in units:
+    """Spark's "1g"/"512m"/"2gb"/"100b" as a Kubernetes quantity ("1Gi"/"512Mi"/"2Gi"/"100"); no unit: MiB."""
+    units = {"k": "Ki", "m": "Mi", "g": "Gi", "t": "Ti", "p": "Pi"}
+    text = spark_memory.lower()
+    if text.endswith("b") and text[-2:-1] in units:
+        text = text[:-1]
+    if text[-1:] in units:
         return text[:-1] + units[text[-1]]
-    return text
+    return text[:-1] if text.endswith("b") else text + "Mi"
 
 
 def owned_objects(body: dict[str, Any], spec: StreamAppSpec, token: str) -> list[dict[str, Any]]:

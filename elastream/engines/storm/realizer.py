@@ -46,8 +46,6 @@ class RebalanceRealizer:
     history: list[Rebalance] = field(default_factory=list)
 
     def realize(self, job: str, decision: Decision) -> None:
-        from storm_apps.nimbus import NimbusUnavailable
-
         changed = {c: n for c, n in decision.targets.items() if decision.current.get(c) != n}
         workers = workers_for(decision.targets, self.executors_per_worker, *self.workers_range)
         t0 = time.monotonic()
@@ -55,7 +53,7 @@ class RebalanceRealizer:
             self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0)
             layout_s = self.nimbus.wait_rebalanced(self.topology, executors=decision.targets, workers=workers,
                                                    timeout_s=self.timeout_s)
-        except NimbusUnavailable as err:
+        except ConnectionError as err:  # the client's NimbusUnavailable is a ConnectionError
             raise JobUnreachable(str(err)) from err
         done = Rebalance(dict(changed), workers, round(layout_s, 2))
         if self.resumed is not None:
