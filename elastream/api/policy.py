@@ -19,6 +19,7 @@ DEFAULT_QUERIES = {
     "latencyP99": 'max(elastream_latency_p99_seconds{app="{app}"})',
     "backlog": 'sum(elastream_backlog_records{app="{app}"})',
     "executors": 'max(elastream_executors{app="{app}"})',
+    "sampleTime": 'max(timestamp(elastream_executors{app="{app}"}))',
 }
 
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
@@ -59,6 +60,9 @@ class Queries(ApiModel):
     latency_p99: PromQL = Field(DEFAULT_QUERIES["latencyP99"], description="end-to-end latency p99, seconds")
     backlog: PromQL = Field(DEFAULT_QUERIES["backlog"], description="records offered but not yet read")
     executors: PromQL = Field(DEFAULT_QUERIES["executors"], description="executors (or workers) running")
+    sample_time: PromQL = Field(
+        DEFAULT_QUERIES["sampleTime"], description="Unix time of the job's newest sample: metrics.staleAfter is "
+        "measured from it (an instant query's own time is always now, even for a frozen exporter)")
 
 
 class PrometheusSource(ApiModel):

@@ -69,6 +69,10 @@ class PrometheusSparkSource:
         self.max_parallelism = max_parallelism
 
     def observe(self, job: str) -> JobObservation:
-        """Raises MetricsUnavailable when Prometheus cannot be reached or required series are missing."""
+        """Raises MetricsUnavailable when Prometheus cannot be reached or required series are missing.
+
+        The observation is stamped with the newest sample's own time (the `sampleTime` query), so that the core's
+        staleness guard sees a frozen or lagging exporter; without that query, with the time of the queries."""
         values = {name: self.prometheus.scalar(q) for name, q in self.queries.items()}
-        return spark_observation(job, values, time.time(), self.max_parallelism)
+        sampled = values.pop("sampleTime", None)
+        return spark_observation(job, values, sampled if _finite(sampled) else time.time(), self.max_parallelism)

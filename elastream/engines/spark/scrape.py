@@ -18,12 +18,20 @@ from elasticity.model import JobObservation
 
 def parse_samples(text: str, app: str) -> dict[str, dict[str, float]]:
     """metric name -> {query label (or "") -> value} for the samples of `app`."""
+    return parse_timed_samples(text, app)[0]
+
+
+def parse_timed_samples(text: str, app: str) -> tuple[dict[str, dict[str, float]], float | None]:
+    """The samples of `app` (as parse_samples) and the newest timestamp the exposition gives them (None: none)."""
     out: dict[str, dict[str, float]] = defaultdict(dict)
+    newest = None
     for family in text_string_to_metric_families(text):
         for s in family.samples:
             if s.labels.get("app") == app:
                 out[s.name][s.labels.get("query", "")] = float(s.value)
-    return out
+                if s.timestamp is not None:
+                    newest = max(float(s.timestamp), newest or 0.0)
+    return out, newest
 
 
 def job_values(samples: dict[str, dict[str, float]]) -> dict[str, float | None]:
@@ -54,6 +62,7 @@ class ScrapeMetricsSource:
     def __init__(self, url: str, app: str, max_parallelism: int | None = None, timeout_s: float = 5.0):
         self.url, self.app, self.max_parallelism, self.timeout_s = url, app, max_parallelism, timeout_s
         self.last_values: dict[str, float | None] = {}
+        self.sampled_at: float | None = None
 
     def values(self) -> dict[str, float | None]:
         try:
@@ -61,8 +70,12 @@ class ScrapeMetricsSource:
             resp.raise_for_status()
         except requests.RequestException as err:
             raise MetricsUnavailable(f"metrics endpoint {self.url} unreachable: {type(err).__name__}") from err
-        self.last_values = job_values(parse_samples(resp.text, self.app))
+        samples, stamped = parse_timed_samples(resp.text, self.app)
+        self.last_values, self.sampled_at = job_values(samples), stamped or time.time()
         return self.last_values
 
     def observe(self, job: str) -> JobObservation:
-        return spark_observation(job, self.values(), time.time(), self.max_parallelism)
+        """Stamped with the exposition's own sample time when it gives one (a frozen exporter goes stale), else
+        with the time of the scrape."""
+        values = self.values()
+        return spark_observation(job, values, self.sampled_at, self.max_parallelism)

@@ -99,7 +99,9 @@ class PrometheusStormSource:
     def observe(self, job: str) -> JobObservation:
         values = {key: self.prometheus.vector(q, "component") for key, q in queries(self.app).items()}
         info = info_from_labels(self.prometheus.series(f'{INFO}{{app="{self.app}"}}'))
-        return storm_observation(job, values, info, time.time(), self.max_parallelism)
+        # stamped with the newest sample's own time: a frozen exporter goes stale (an instant query is always "now")
+        sampled = self.prometheus.scalar(f'max(timestamp({SERIES["executors"]}{{app="{self.app}"}}))')
+        return storm_observation(job, values, info, sampled if _finite(sampled) else time.time(), self.max_parallelism)
 
 
 class ScrapeStormSource:
