@@ -19,6 +19,20 @@ DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
+# pydantic's type errors, named as the API server names the expected JSON type
+TYPE_WORDS = {"dict_type": "object", "model_type": "object", "model_attributes_type": "object", "list_type": "array",
+              "string_type": "string", "int_type": "integer", "int_from_float": "integer", "bool_type": "boolean",
+              "float_type": "number"}
+
+
+def _kind_of(value: Any) -> str:
+    for kind, word in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (dict, "object"),
+                       (list, "array")):
+        if isinstance(value, kind):
+            return f'"{word}"'
+    return '"null"' if value is None else f'"{type(value).__name__}"'
+
+
 class ManifestError(UserError):
     """A manifest the API server would reject; `problems` are "field.path: message" lines."""
 
@@ -47,6 +61,8 @@ def describe_errors(err: ValidationError, prefix: str = "spec") -> list[str]:
             lines.append(f"{where}: Required value")
         elif e["type"] == "extra_forbidden":
             lines.append(f'{".".join(path[:-1])}: unknown field "{path[-1]}"')
+        elif e["type"] in TYPE_WORDS:
+            lines.append(f"{where}: Invalid value: {_kind_of(e['input'])}: must be of type {TYPE_WORDS[e['type']]}")
         elif e["type"] == "string_pattern_mismatch":
             lines.append(f"{where}: Invalid value: {shorten(e['input'])!r}: should match '{ctx.get('pattern')}'")
         else:
@@ -101,7 +117,7 @@ def metadata_problems(metadata: Any) -> list[str]:
 def parse_manifest(doc: Any) -> tuple[str, str, BaseModel]:
     """(kind, name, spec model) of a StreamApp or ElasticityPolicy manifest, or ManifestError."""
     if not isinstance(doc, dict):
-        raise ManifestError("manifest", [f"the document must be a mapping (apiVersion, kind, metadata, spec), "
+        raise ManifestError("manifest", [f"manifest: must be a mapping (apiVersion, kind, metadata, spec), "
                                          f"not {type(doc).__name__}"])
     metadata = doc.get("metadata")
     name = metadata.get("name") if isinstance(metadata, dict) else None
