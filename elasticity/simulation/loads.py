@@ -109,6 +109,15 @@ def _parse_time(text: str) -> float:
     return dt.timestamp()
 
 
+# A trace is simulated at one step per second or finer, and the oracle plans over every step: these bounds keep a
+# run within minutes and a few hundred MB, and turn a mistaken file (epoch milliseconds read as seconds, a log
+# pasted whole) into a clear error instead of a machine brought down.
+MAX_TRACE_BYTES = 32 * 1024 * 1024
+MAX_TRACE_ROWS = 500_000
+MAX_TRACE_SPAN_S = 7 * 86400.0
+MAX_TRACE_RATE = 1e9
+
+
 def read_trace(path: str | Path) -> Trace:
     """Read a `time,rate` CSV: a header naming the two columns (any order, any case), then one row per
     point; time in seconds (any origin) or ISO-8601; rate in records/s, ≥ 0; times strictly increasing.
@@ -116,11 +125,16 @@ def read_trace(path: str | Path) -> Trace:
     path = Path(path)
     if not path.exists():
         raise InputError(f"{path}: no such trace file")
+    if path.is_file() and path.stat().st_size > MAX_TRACE_BYTES:
+        raise InputError(f"{path}: the trace is {path.stat().st_size / 2**20:.0f} MiB; at most "
+                         f"{MAX_TRACE_BYTES // 2**20} MiB ({MAX_TRACE_ROWS} rows) is read: resample it coarser")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"{path}: cannot read the trace: {err}") from None
     rows = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip() and not line.lstrip().startswith("#")]
+    if len(rows) > MAX_TRACE_ROWS + 1:
+        raise InputError(f"{path}: the trace has {len(rows) - 1} rows; at most {MAX_TRACE_ROWS}: resample it coarser")
     if not rows:
         raise InputError(f"{path}: the trace is empty (expected a header 'time,rate' and at least two rows)")
     head_no, head = rows[0]
@@ -146,8 +160,13 @@ def read_trace(path: str | Path) -> Trace:
             raise InputError(f"{path}:{no}: time and rate must be finite numbers")
         if r < 0:
             raise InputError(f"{path}:{no}: rate {cells[ir]} is negative")
+        if r > MAX_TRACE_RATE:
+            raise InputError(f"{path}:{no}: rate {cells[ir][:20]} is above {MAX_TRACE_RATE:.0e} records/s")
         if times and t <= times[-1]:
             raise InputError(f"{path}:{no}: time {cells[it]} does not increase (previous row: {times[-1] + 0:g})")
+        if times and t - times[0] > MAX_TRACE_SPAN_S:
+            raise InputError(f"{path}:{no}: the trace spans more than {MAX_TRACE_SPAN_S / 86400:.0f} days "
+                             f"({t - times[0]:.3g} s from its first row); times are in seconds (or ISO-8601)")
         times.append(t)
         rates.append(r)
     if len(times) < 2:

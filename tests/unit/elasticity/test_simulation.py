@@ -256,3 +256,21 @@ def test_benchmark_reports_rescale_budget_floors():
     assert crit["reachable"] == (std["ds2"] <= 1.15)
     md = markdown(res, {}, criteria(res, floors=floors), sc, 1.0, floors={"main": floors})
     assert "× floor" in md and "Reachable at all" in md
+
+
+@pytest.mark.parametrize("rows, words", [
+    (["0,10", "1000000000,20"], "spans more than 7 days"),
+    (["0,10", "1,1e12"], "above"),
+])
+def test_a_trace_that_would_hurt_is_refused_naming_the_line(tmp_path, rows, words):
+    path = tmp_path / "t.csv"
+    path.write_text("time,rate\n" + "\n".join(rows) + "\n")
+    with pytest.raises(InputError, match=words):
+        L.read_trace(path)
+
+
+def test_a_trace_with_too_many_rows_is_refused_before_parsing(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_text("time,rate\n" + "".join(f"{i},1\n" for i in range(L.MAX_TRACE_ROWS + 1)))
+    with pytest.raises(InputError, match="rows; at most"):
+        L.read_trace(path)
