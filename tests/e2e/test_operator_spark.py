@@ -131,6 +131,23 @@ def test_prometheus_outage_holds_and_recovers(crds_installed, ns, job, prometheu
                  == "True", timeout=90)
 
 
+def test_advisor_mode_leaves_the_job_unchanged(crds_installed, ns, job):
+    """Advisor mode decides and reports; the real job's executors stay where they were."""
+    k = crds_installed
+    k.kubectl("patch", "elasticitypolicy", "fast", "-n", ns, "--type=merge", "-p", '{"spec": {"mode": "advisor"}}')
+    try:
+        before = executors(job)["target"]
+        started = max((d["time"] for d in app_status(k, ns).get("status", {}).get("history") or []), default="")
+        with operator_in_process(k, ns):
+            later = wait_for("three decisions in advisor mode", lambda: len(
+                h := [d for d in app_status(k, ns)["status"].get("history") or [] if d["time"] > started]) >= 3 and h,
+                timeout=90)
+        assert all(not d["realized"] for d in later), later
+        assert executors(job)["target"] == before, "advisor mode changed the job's executors"
+    finally:
+        k.kubectl("patch", "elasticitypolicy", "fast", "-n", ns, "--type=merge", "-p", '{"spec": {"mode": "auto"}}')
+
+
 def operator_process(k, ns, log: Path, *args: str, priority: int | None = None) -> subprocess.Popen:
     env = {**k.env(), "ELASTREAM_METRICS_PORT": "0"}
     if priority is not None:
