@@ -233,6 +233,10 @@ MALFORMED = [
     # cross-field
     ("inline-bounds-disjoint", "StreamApp", {"spec.policyRef": DELETE, "spec.policy": {"bounds": {"min": 5, "max": 9}}},
      "spec.policy.bounds", "policy.bounds must overlap spark.executors.min..max"),
+    ("storm-inline-bounds-unreachable", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE, "spec.policyRef": DELETE,
+        "spec.storm": {**STORM, "maxParallelism": {"split": 4, "count": 8}},
+        "spec.policy": {"bounds": {"min": 20, "max": 30}}},
+     "spec.policy.bounds", "must not exceed every component's storm.maxParallelism"),
     ("inline-policy-invalid", "StreamApp", {"spec.policyRef": DELETE, "spec.policy": {"mode": "yolo"}},
      "spec.policy.mode", "yolo"),
     ("claim-and-class", "StreamApp", {"spec.spark.storage": {"claimName": "data", "storageClassName": "nfs"}},

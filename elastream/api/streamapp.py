@@ -234,6 +234,12 @@ def _inline_bounds_overlap(spec: "StreamAppSpec") -> bool:
     return r is None or bounds is None or (bounds.min <= r.max and bounds.max >= r.min)
 
 
+def _storm_bounds_reachable(spec: "StreamAppSpec") -> bool:
+    bounds = spec.policy.bounds if spec.policy is not None else None
+    caps = spec.storm.max_parallelism if spec.storm is not None else {}
+    return bounds is None or not caps or max(caps.values()) >= bounds.min
+
+
 def _bounds_rule(section: str, range_field: str) -> Rule:
     cel_range = f"self.{section}.{range_field}"
     return Rule(
@@ -270,7 +276,11 @@ class StreamAppSpec(ApiModel):
             " && self.replicas <= self.storm.workers.max)",
             "replicas must be within storm.workers.min and storm.workers.max",
             lambda s: s.engine != "storm" or _replicas_in_range(s), ".replicas"),
-        _bounds_rule("spark", "executors"),  # a Storm app's range is per component: checked by the operator
+        _bounds_rule("spark", "executors"),
+        Rule("!has(self.policy) || !has(self.policy.bounds) || !has(self.storm) || self.storm.maxParallelism.size() "
+             "== 0 || self.storm.maxParallelism.exists(k, self.storm.maxParallelism[k] >= self.policy.bounds.min)",
+             "policy.bounds.min must not exceed every component's storm.maxParallelism",
+             lambda s: s.engine != "storm" or _storm_bounds_reachable(s), ".policy.bounds"),
     )
 
     engine: Literal["spark", "storm"] = Field(..., description="spark or storm")
