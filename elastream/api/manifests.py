@@ -42,7 +42,14 @@ class ManifestError(UserError):
 
 
 def _path(prefix: str, loc: tuple) -> list[str]:
-    return [prefix, *(shorten(str(p), 64) for p in loc)]
+    """Field path parts; a list index joins its list as the API server writes it (args[0])."""
+    parts = [prefix]
+    for p in loc:
+        if isinstance(p, int):
+            parts[-1] += f"[{p}]"
+        else:
+            parts.append(shorten(str(p), 64))
+    return parts
 
 
 def describe_errors(err: ValidationError, prefix: str = "spec") -> list[str]:
