@@ -38,9 +38,26 @@ def base_app(name: str) -> dict:
     return app
 
 
+# changes the schema accepts, but that leave an app the operator cannot use (or can, differently)
+SEMANTIC = [
+    lambda s: (s.pop("policy"), s.update(policyRef={"name": "no-such-policy"})),
+    lambda s: s["policy"].update(bounds={"min": 1, "max": 1}),
+    lambda s: s["policy"].update(algorithm="mestream"),
+    lambda s: s["policy"].update(mode="advisor"),
+    lambda s: s.update(replicas=2),
+    lambda s: s.update(suspend=True),
+    lambda s: (s.pop("spark"), s.update(engine="storm", storm={"attach": {"nimbusHost": "127.0.0.1", "nimbusPort": 9}})),
+    lambda s: s["spark"]["attach"]["tokenSecretRef"].update(name="no-such-secret"),
+    lambda s: s["spark"]["attach"]["tokenSecretRef"].update(key="no-such-key"),
+    lambda s: s["spark"].update(maxParallelism=1),
+]
+
+
 def mutate(doc: dict, rng: random.Random) -> dict:
     doc = copy.deepcopy(doc)
-    for _ in range(rng.randint(1, 3)):
+    for change in rng.sample(SEMANTIC, rng.randint(1, 2)):
+        change(doc["spec"])
+    for _ in range(rng.choice([0, 0, 1, 2])):
         paths, stack = [], [((), doc["spec"])]
         while stack:
             path, node = stack.pop()

@@ -68,7 +68,7 @@ def test_the_operator_keeps_both_writers_conditions(crds_installed, namespace, d
 
 def _attached_app() -> dict:
     app = managed_app(attach={"controlURL": "http://127.0.0.1:9/", "tokenSecretRef": {"name": "job-token"}})
-    app["spec"]["policy"] = {"evaluationInterval": "2s", "metricsWindow": "1m"}
+    app["spec"]["policy"] = {"evaluationInterval": "2s", "metricsWindow": "1m", "metrics": {"scrapeInterval": "1s"}}
     return app
 
 
