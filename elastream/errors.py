@@ -8,8 +8,8 @@ class UserError(Exception):
 def shorten(value: object, limit: int = 40) -> str:
     """A value as an error message may quote it: at most `limit` characters, so a huge input never floods (or
     hangs) the message that rejects it."""
-    try:
-        text = value if isinstance(value, str) else repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-    except RecursionError:
+    if isinstance(value, (dict, list)):  # a container (perhaps an expanded alias bomb) is named, never printed
         text = type(value).__name__
+    else:
+        text = value if isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[:limit] + "…"

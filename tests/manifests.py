@@ -35,6 +35,16 @@ def with_changes(doc: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]
 DELETE = object()
 STORM = {"attach": {"nimbusHost": "nimbus"}, "topology": "wc"}
 
+
+def storm_app(**fields) -> dict[str, Any]:
+    """Changes that turn the example StreamApp into an attached Storm app, with storm fields added or replaced."""
+    return {"spec.engine": "storm", "spec.spark": DELETE, "spec.storm": {**STORM, **fields}}
+
+
+def kafka_source(**fields) -> dict[str, Any]:
+    """Changes that make the example's Spark source a Kafka topic, with kafka fields added or replaced."""
+    return {"spec.spark.source": {"type": "kafka", "kafka": {"bootstrapServers": "kafka:9092", "topic": "t", **fields}}}
+
 # (id, kind, changes, field the error must name, words the message must contain)
 MALFORMED = [
     ("min-above-initial", "StreamApp", {"spec.spark.executors": {"initial": 2, "min": 3, "max": 4}},
@@ -110,11 +120,9 @@ MALFORMED = [
      "spec.spark.imagePullPolicy", "Sometimes"),
     ("lowercase-pull-policy", "StreamApp", {"spec.spark.imagePullPolicy": "always"},
      "spec.spark.imagePullPolicy", "always"),
-    ("unknown-offsets", "StreamApp", {"spec.spark.source": {"type": "kafka", "kafka": {
-        "bootstrapServers": "kafka:9092", "topic": "t", "startingOffsets": "newest"}}},
+    ("unknown-offsets", "StreamApp", kafka_source(startingOffsets="newest"),
      "spec.spark.source.kafka.startingOffsets", "newest"),
-    ("unknown-storm-app", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE,
-                                        "spec.storm": {**STORM, "application": {"builtin": "pagerank"}}},
+    ("unknown-storm-app", "StreamApp", storm_app(application={"builtin": "pagerank"}),
      "spec.storm.application.builtin", "pagerank"),
     # sizes and quantities
     ("fractional-memory", "StreamApp", {"spec.spark.executor.memory": "1.5g"}, "spec.spark.executor.memory",
@@ -140,8 +148,7 @@ MALFORMED = [
     ("bounds-zero", "ElasticityPolicy", {"spec.bounds": {"min": 0, "max": 2}}, "spec.bounds.min",
      "greater than or equal to 1"),
     ("bounds-missing-max", "ElasticityPolicy", {"spec.bounds": {"min": 1}}, "spec.bounds.max", "Required"),
-    ("port-out-of-range", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE,
-                                        "spec.storm": {**STORM, "attach": {"nimbusHost": "n", "nimbusPort": 70000}}},
+    ("port-out-of-range", "StreamApp", storm_app(attach={"nimbusHost": "n", "nimbusPort": 70000}),
      "spec.storm.attach.nimbusPort", "less than or equal to 65535"),
     # durations
     ("duration-overflow", "ElasticityPolicy", {"spec.catchUpDuration": "9999999999h"}, "spec.catchUpDuration",
@@ -196,12 +203,9 @@ MALFORMED = [
      "spec.spark.application.args", "64"),
     ("relative-app-file", "StreamApp", {"spec.spark.application": {"file": "app.py"}},
      "spec.spark.application.file", "should match"),
-    ("huge-topic", "StreamApp", {"spec.spark.source": {"type": "kafka", "kafka": {
-        "bootstrapServers": "kafka:9092", "topic": "t" * 300}}}, "spec.spark.source.kafka.topic", "249"),
-    ("topic-with-slash", "StreamApp", {"spec.spark.source": {"type": "kafka", "kafka": {
-        "bootstrapServers": "kafka:9092", "topic": "a/b"}}}, "spec.spark.source.kafka.topic", "should match"),
-    ("servers-with-space", "StreamApp", {"spec.spark.source": {"type": "kafka", "kafka": {
-        "bootstrapServers": "a:9092, b:9092", "topic": "t"}}}, "spec.spark.source.kafka.bootstrapServers",
+    ("huge-topic", "StreamApp", kafka_source(topic="t" * 300), "spec.spark.source.kafka.topic", "249"),
+    ("topic-with-slash", "StreamApp", kafka_source(topic="a/b"), "spec.spark.source.kafka.topic", "should match"),
+    ("servers-with-space", "StreamApp", kafka_source(bootstrapServers="a:9092, b:9092"), "spec.spark.source.kafka.bootstrapServers",
      "should match"),
     # names
     ("policy-name-uppercase", "StreamApp", {"spec.policyRef.name": "Latency"}, "spec.policyRef.name", "should match"),
@@ -212,30 +216,23 @@ MALFORMED = [
     ("secret-name-dot-end", "StreamApp", {"spec.spark.attach": {"controlURL": "http://job:9109",
                                                                   "tokenSecretRef": {"name": "tok-"}}},
      "spec.spark.attach.tokenSecretRef.name", "should match"),
-    ("nimbus-host-underscore", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE,
-                                             "spec.storm": {**STORM, "attach": {"nimbusHost": "nim_bus"}}},
+    ("nimbus-host-underscore", "StreamApp", storm_app(attach={"nimbusHost": "nim_bus"}),
      "spec.storm.attach.nimbusHost", "should match"),
     # Storm
-    ("storm-zero-max-parallelism", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE,
-                                                 "spec.storm": {**STORM, "maxParallelism": {"count": 0}}},
+    ("storm-zero-max-parallelism", "StreamApp", storm_app(maxParallelism={"count": 0}),
      "spec.storm.maxParallelism.count", "greater than or equal to 1"),
-    ("storm-parallelism-above-max", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE, "spec.storm": {
-        **STORM, "parallelism": {"count": 8}, "maxParallelism": {"count": 4}}},
+    ("storm-parallelism-above-max", "StreamApp", storm_app(parallelism={"count": 8}, maxParallelism={"count": 4}),
      "spec.storm.parallelism", "at most its maxParallelism"),
-    ("storm-kafka-source", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE, "spec.storm": {
-        **STORM, "source": {"type": "kafka", "kafka": {"bootstrapServers": "k:9092", "topic": "t"}}}},
+    ("storm-kafka-source", "StreamApp", storm_app(source={"type": "kafka", "kafka": {"bootstrapServers": "k:9092", "topic": "t"}}),
      "spec.storm.source.type", "generator"),
-    ("storm-workers-inverted", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE, "spec.storm": {
-        **STORM, "workers": {"initial": 1, "min": 3, "max": 4}}},
+    ("storm-workers-inverted", "StreamApp", storm_app(workers={"initial": 1, "min": 3, "max": 4}),
      "spec.storm.workers.min", "min must be less than or equal to initial"),
-    ("storm-zero-per-worker", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE, "spec.storm": {
-        **STORM, "executorsPerWorker": 0}}, "spec.storm.executorsPerWorker", "greater than or equal to 1"),
+    ("storm-zero-per-worker", "StreamApp", storm_app(executorsPerWorker=0), "spec.storm.executorsPerWorker", "greater than or equal to 1"),
     # cross-field
     ("inline-bounds-disjoint", "StreamApp", {"spec.policyRef": DELETE, "spec.policy": {"bounds": {"min": 5, "max": 9}}},
      "spec.policy.bounds", "policy.bounds must overlap spark.executors.min..max"),
-    ("storm-inline-bounds-unreachable", "StreamApp", {"spec.engine": "storm", "spec.spark": DELETE, "spec.policyRef": DELETE,
-        "spec.storm": {**STORM, "maxParallelism": {"split": 4, "count": 8}},
-        "spec.policy": {"bounds": {"min": 20, "max": 30}}},
+    ("storm-inline-bounds-unreachable", "StreamApp", {**storm_app(maxParallelism={"split": 4, "count": 8}),
+                                          "spec.policyRef": DELETE, "spec.policy": {"bounds": {"min": 20, "max": 30}}},
      "spec.policy.bounds", "must not exceed every component's storm.maxParallelism"),
     ("inline-policy-invalid", "StreamApp", {"spec.policyRef": DELETE, "spec.policy": {"mode": "yolo"}},
      "spec.policy.mode", "yolo"),

@@ -26,12 +26,17 @@ def parse_duration(text: str) -> float:
     return sum(float(n) * _UNIT_SECONDS[u] for n, u in _PART.findall(text))
 
 
+def rule_error(message: str, field: str = "") -> PydanticCustomError:
+    """A validation error worded exactly as the matching CEL rule's message (field: relative path, if any)."""
+    return PydanticCustomError("rule", "{message}", {"message": message, "field": field})
+
+
 def _positive_duration(text: str) -> str:
     seconds = parse_duration(text)
     if seconds <= 0:
-        raise PydanticCustomError("rule", "{message}", {"message": POSITIVE_DURATION, "field": ""})
+        raise rule_error(POSITIVE_DURATION)
     if seconds > MAX_DURATION_S:
-        raise PydanticCustomError("rule", "{message}", {"message": DURATION_TOO_LONG, "field": ""})
+        raise rule_error(DURATION_TOO_LONG)
     return text
 
 
@@ -86,7 +91,7 @@ class ApiModel(BaseModel):
         for rule in type(self).rules:
             if not rule.check(self):
                 field = rule.field_path.lstrip(".") if rule.field_path else ""
-                raise PydanticCustomError("rule", "{message}", {"message": rule.message, "field": field})
+                raise rule_error(rule.message, field)
         return self
 
     @classmethod

@@ -4,9 +4,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
-from pydantic_core import PydanticCustomError
 
-from elastream.api.base import ApiModel, Duration, Rule, parse_duration
+from elastream.api.base import ApiModel, Duration, Rule, parse_duration, rule_error
 
 DEFAULT_PROMETHEUS_URL = "http://prometheus-operated.monitoring.svc:9090"
 
@@ -35,7 +34,7 @@ def brackets_balance(promql: str) -> bool:
 
 def _balanced(promql: str) -> str:
     if not brackets_balance(promql):
-        raise PydanticCustomError("rule", "{message}", {"message": UNBALANCED, "field": ""})
+        raise rule_error(UNBALANCED)
     return promql
 
 
@@ -105,12 +104,9 @@ def _window_covers_interval(p: "ElasticityPolicySpec") -> bool:
     return parse_duration(p.metrics_window) >= parse_duration(p.evaluation_interval)
 
 
-def _at_least_scrape(field: str):
-    return lambda p: parse_duration(getattr(p, field)) >= parse_duration(p.metrics.scrape_interval)
-
-
-def _stale_after_covers_scrape(p: "ElasticityPolicySpec") -> bool:
-    return parse_duration(p.metrics.stale_after) >= parse_duration(p.metrics.scrape_interval)
+def _at_least_scrape(duration_of):
+    """The check of a rule: duration_of(policy) is at least the policy's scrape interval."""
+    return lambda p: parse_duration(duration_of(p)) >= parse_duration(p.metrics.scrape_interval)
 
 
 class ElasticityPolicySpec(ApiModel):
@@ -124,13 +120,13 @@ class ElasticityPolicySpec(ApiModel):
         Rule(
             "duration(self.evaluationInterval) >= duration(self.metrics.scrapeInterval)",
             "evaluationInterval must be at least metrics.scrapeInterval (no new sample comes sooner)",
-            _at_least_scrape("evaluation_interval"),
+            _at_least_scrape(lambda p: p.evaluation_interval),
             ".evaluationInterval",
         ),
         Rule(
             "duration(self.metrics.staleAfter) >= duration(self.metrics.scrapeInterval)",
             "metrics.staleAfter must be at least metrics.scrapeInterval (else every sample is stale)",
-            _stale_after_covers_scrape,
+            _at_least_scrape(lambda p: p.metrics.stale_after),
             ".metrics.staleAfter",
         ),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
+from pydantic.alias_generators import to_camel
 
 from elastream.api.base import ApiModel, Duration, Rule
 from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
@@ -125,7 +126,7 @@ class Attach(ApiModel):
 
 def _keys_short(field: str, limit: int) -> Rule:
     """Map keys are not length-checked by the schema (structural schemas have no propertyNames): a rule does it."""
-    camel = "".join(w if i == 0 else w.capitalize() for i, w in enumerate(field.split("_")))
+    camel = to_camel(field)
     return Rule(f"self.{camel}.all(k, k.size() > 0 && k.size() <= {limit})",
                 f"{camel} keys must be 1 to {limit} characters",
                 lambda m: all(0 < len(k) <= limit for k in getattr(m, field)), f".{camel}")
