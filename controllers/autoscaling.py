@@ -17,7 +17,9 @@ from controllers import kube
 from controllers.events import KopfEventSink
 from controllers.metrics import DECISIONS, DESIRED_EXECUTORS
 from controllers.state_store import ConfigMapStateStore
-from controllers.status import evaluated_status, invalid_status, not_supported_status, unavailable_status
+from controllers.schedule import Lateness
+from controllers.status import (evaluated_status, invalid_status, not_supported_status, schedule_status,
+                                 unavailable_status)
 from elastream.api.manifests import describe_errors
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
@@ -71,29 +73,38 @@ def resolve_policy(namespace: str, spec: StreamAppSpec) -> ElasticityPolicySpec:
         raise UserError(f"spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} is invalid: {problems}") from None
 
 
-def evaluate(body: dict[str, Any]) -> float:
-    """Evaluate once; returns the seconds until the next evaluation. Never raises on bad input."""
+def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
+    """Evaluate once; returns the seconds until the next evaluation. Never raises on bad input.
+
+    `body` is fresh (just read): its status is the base of the status written. `lateness`: how late this
+    evaluation started, for the OnSchedule condition."""
     meta = body["metadata"]
     namespace, name, generation = meta["namespace"], meta["name"], meta.get("generation", 0)
     old = dict(body.get("status") or {})
+
+    def report(change, retry_s: float = RETRY_INVALID_S) -> float:
+        """Write a status that says why nothing was evaluated; retry later."""
+        kube.update_status(namespace, name, lambda st: schedule_status(change(st), lateness, generation), body=body)
+        return retry_s
+
     try:
         spec = StreamAppSpec.model_validate(body["spec"])
         policy = resolve_policy(namespace, spec)
         config = to_policy_config(policy, spec)
     except ValidationError as err:
-        return _report(body, lambda st: invalid_status(st, "; ".join(describe_errors(err)), generation))
+        return report(lambda st: invalid_status(st, "; ".join(describe_errors(err)), generation))
     except UserError as err:
         reason = "PolicyNotFound" if isinstance(err, PolicyNotFound) else "InvalidSpec"
-        return _report(body, lambda st: invalid_status(st, str(err), generation, reason))
+        return report(lambda st: invalid_status(st, str(err), generation, reason))
     if spec.suspend:
         return config.evaluation_interval_s  # the reconcile pass reports this state
     try:
         job = engine_for(spec).operator_job(namespace, name, spec, policy)
     except EngineNotSupported as err:
-        return _report(body, lambda st: not_supported_status(st, str(err), generation))
+        return report(lambda st: not_supported_status(st, str(err), generation))
     except kube.SecretProblem as err:  # looked for again soon: creating the Secret is all it takes
-        _report(body, lambda st: unavailable_status(st, err.reason, str(err), generation))
-        return min(RETRY_INVALID_S, config.evaluation_interval_s)
+        return report(lambda st: unavailable_status(st, err.reason, str(err), generation),
+                      min(RETRY_INVALID_S, config.evaluation_interval_s))
     metrics = ReportingMetricsSource(job.metrics)
     autoscaler = JobAutoscaler(name, config, metrics=metrics, realizer=job.realizer(),
                                store=ConfigMapStateStore(body), events=KopfEventSink(body), clock=SystemClock())
@@ -103,20 +114,15 @@ def evaluate(body: dict[str, Any]) -> float:
     current = job.current()
 
     def change(fresh: dict[str, Any]) -> dict[str, Any]:
-        return {**fresh, **evaluated_status(fresh, decision, metrics.observation, realized, metrics.problem,
-                                            generation, current)}
+        evaluated = {**fresh, **evaluated_status(fresh, decision, metrics.observation, realized, metrics.problem,
+                                                 generation, current)}
+        return schedule_status(evaluated, lateness, generation)
 
-    written = kube.update_status(namespace, name, change)
+    written = kube.update_status(namespace, name, change, body=body)
     desired = ((written or {}).get("status") or {}).get("desiredExecutors")
     if desired is not None:  # the dashboard's "desired" line: the same number as status.desiredExecutors
         DESIRED_EXECUTORS.labels(namespace=namespace, streamapp=name).set(desired)
     return config.evaluation_interval_s
-
-
-def _report(body: dict[str, Any], change) -> float:
-    """Write a status that says why nothing was evaluated; retry later."""
-    kube.update_status(body["metadata"]["namespace"], body["metadata"]["name"], change)
-    return RETRY_INVALID_S
 
 
 def _manual_override(autoscaler: JobAutoscaler, job, spec: StreamAppSpec, old: dict[str, Any]) -> Decision | None:

@@ -20,7 +20,13 @@ def api_client() -> kubernetes.client.ApiClient:
         kubernetes.config.load_incluster_config()
     except kubernetes.config.ConfigException:
         kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
-    return kubernetes.client.ApiClient()
+    config = kubernetes.client.Configuration.get_default_copy()
+    # one kept-alive connection per worker thread (the default, 5 per CPU, would make the rest connect anew)
+    config.connection_pool_maxsize = CONNECTIONS
+    return kubernetes.client.ApiClient(config)
+
+
+CONNECTIONS = 64
 
 
 def core() -> kubernetes.client.CoreV1Api:

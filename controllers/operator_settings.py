@@ -1,4 +1,4 @@
-"""kopf settings of the operator process: login, persistence, events, timeouts, peering, workers, its /metrics.
+"""kopf settings of the operator process: login, persistence, events, timeouts, peering, worker lanes, its /metrics.
 
 A regular module (imported once per process), so its handlers register once even when `kopf run` loads
 operator/main.py again — as kopf's KopfRunner does for every in-process run in the tests.
@@ -11,6 +11,8 @@ import zlib
 
 import kopf
 from prometheus_client import start_http_server
+
+from controllers.lanes import LaneSizes, install
 
 
 def peering_priority() -> int:
@@ -37,9 +39,11 @@ def configure(settings: kopf.OperatorSettings, logger, **_) -> None:
     settings.watching.client_timeout = 70
     settings.networking.request_timeout = 30
     settings.peering.priority = peering_priority()
-    # each StreamApp's loop is a sync daemon holding one executor thread for its lifetime (kopf's default pool,
-    # cpu+4 threads, would evaluate only the first few StreamApps); handlers share the rest
-    settings.execution.max_workers = int(os.environ.get("ELASTREAM_MAX_WORKERS", "200"))
+    # StreamApp loops are coroutines; their blocking steps run in the lanes' bounded pools (controllers.lanes);
+    # kopf's own pool serves the few sync handlers left (ElasticityPolicy validation)
+    sizes = LaneSizes.from_environment()
+    install(sizes)
+    settings.execution.max_workers = sizes.fast
     port = int(os.environ.get("ELASTREAM_METRICS_PORT", "8080"))
     if port and not _metrics_started:
         start_http_server(port)

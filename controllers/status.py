@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from controllers.conditions import get_condition, set_condition
+from controllers.schedule import Lateness
 from elastream.api.status import HISTORY_LIMIT
 from elasticity.autoscaler import GUARD_REASONS
 from elasticity.model import Decision, JobObservation
@@ -128,3 +129,19 @@ def invalid_status(old: dict[str, Any], message: str, generation: int, reason: s
 
 def _hold_reason(d: Decision) -> str:
     return GUARD_REASONS.get(d.guard or "", "Steady")
+
+
+def schedule_status(old: dict[str, Any], lateness: Lateness | None, generation: int) -> dict[str, Any]:
+    """OnSchedule: False while evaluations start more than one evaluationInterval late (the operator cannot keep up);
+    nothing is said of an app's first evaluation, which had no due time."""
+    if lateness is None:
+        return old
+    late, interval = round(lateness.late_by_s, 1), f"{lateness.interval_s:g}s"
+    if lateness.late:
+        message = (f"this evaluation started {late:g}s after it was due (evaluationInterval {interval}): the operator "
+                   "cannot keep up; give it more workers (settings.workers) or shard the StreamApps among operators")
+        conds = set_condition(old.get("conditions") or [], "OnSchedule", False, "EvaluationLate", message, generation)
+    else:
+        conds = set_condition(old.get("conditions") or [], "OnSchedule", True, "OnTime",
+                              f"evaluated every evaluationInterval ({interval})", generation)
+    return {**old, "conditions": conds}

@@ -2,6 +2,7 @@
 job running and evaluates its policy. Thin: the work is in controllers.lifecycle and controllers.autoscaling."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -13,8 +14,12 @@ from kubernetes.client.rest import ApiException
 
 from controllers import kube
 from controllers.autoscaling import RETRY_INVALID_S, evaluate
+from controllers.conditions import get_condition
+from controllers.lanes import Lanes, lanes
 from controllers.lifecycle import reconcile
-from controllers.metrics import ERRORS
+from controllers.metrics import (DECISION_CPU_SECONDS, DESIRED_EXECUTORS, ERRORS, EVALUATION_LAG_SECONDS,
+                                 EVALUATION_SECONDS, EVALUATIONS, LATE_EVALUATIONS)
+from controllers.schedule import Lateness, Schedule
 from controllers.status import unavailable_status
 from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
@@ -27,8 +32,8 @@ log = logging.getLogger(__name__)
 @kopf.on.resume(*RESOURCE)
 @kopf.on.create(*RESOURCE)
 @kopf.on.update(*RESOURCE, field="spec")
-def reconcile_app(body: kopf.Body, **_) -> None:
-    done = reconcile(_snapshot(body))
+async def reconcile_app(body: kopf.Body, uid: str, **_) -> None:
+    done = await lanes().run(uid, reconcile, _snapshot(body))
     kopf.info(dict(body), reason="Reconciled", message="; ".join(done) or "owned objects are in place")
 
 
@@ -48,27 +53,86 @@ def _without_finalizer(fn):
     return fn
 
 
+@kopf.on.event(*RESOURCE)
+async def notice_deletion(type: str, uid: str, **_) -> None:
+    """Without a finalizer kopf does not stop a deleted StreamApp's loop: the watch's DELETED event tells it."""
+    if type == "DELETED":
+        DELETED.add(uid)
+
+
+DELETED: set[str] = set()  # uids of StreamApps whose loops are to end
+
+
 @_without_finalizer
 @kopf.daemon(*RESOURCE, cancellation_timeout=10.0, initial_delay=1.0)
-def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf.Meta, logger, **_) -> None:
+async def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf.Meta, body: kopf.Body,
+                    logger, **_) -> None:
     """Until the StreamApp goes away: let its engine check the pods every few seconds (a deleted, failed or evicted
-    driver comes back), every other owned object now and then, and evaluate the policy every evaluationInterval."""
-    uid, checks, next_evaluation, resync = meta["uid"], 0, 0.0, resync_seconds()
-    while not stopped:
-        body = _guarded(logger, kube.get_custom, namespace, "streamapps", name)
-        if body is None or (body is not FAILED and body["metadata"]["uid"] != uid):
-            logger.info("StreamApp %s/%s is gone; its loop ends", namespace, name)
-            return
-        if body is not FAILED:
-            _guarded(logger, reconcile, body, all_objects=checks % OBJECTS_EVERY == 0)
+    driver comes back), every other owned object now and then, and evaluate the policy every evaluationInterval.
+
+    A coroutine: waiting costs no thread. Its blocking steps run one after another (so evaluations of one app never
+    overlap) in the lanes' bounded pools (controllers.lanes). Checks use kopf's live body (kept fresh by the
+    watch); an evaluation reads the StreamApp first, which also finds it gone when a DELETED event was missed."""
+    uid, checks, schedule, resync = meta["uid"], 0, Schedule(), resync_seconds()
+    pool = lanes()
+    try:
+        while not stopped and uid not in DELETED:
+            every_object = checks % OBJECTS_EVERY == 0
+            if schedule.is_due(time.monotonic()):
+                fresh = await pool.run(uid, _guarded, logger, kube.get_custom, namespace, "streamapps", name)
+                if fresh is None or (fresh is not FAILED and fresh["metadata"]["uid"] != uid):
+                    logger.info("StreamApp %s/%s is gone; its loop ends", namespace, name)
+                    return
+                await _check(pool, uid, logger, _snapshot(body) if fresh is FAILED else fresh, every_object)
+                if fresh is not FAILED:
+                    await _evaluate_on_schedule(pool, uid, logger, fresh, schedule)
+                else:
+                    schedule.done(time.monotonic(), RETRY_AFTER_ERROR_S)
+            else:
+                await _check(pool, uid, logger, _snapshot(body), every_object)
             checks += 1
-            if time.monotonic() >= next_evaluation:
-                interval = _guarded(logger, _evaluate, body)
-                next_evaluation = time.monotonic() + (5.0 if interval is FAILED else interval)
-        stopped.wait(max(0.5, min(resync, next_evaluation - time.monotonic())))
+            await stopped.wait(schedule.wait_s(time.monotonic(), resync))
+    finally:
+        DELETED.discard(uid)
+        pool.forget(uid)
+        with contextlib.suppress(KeyError):
+            DESIRED_EXECUTORS.remove(namespace, name)
 
 
+RETRY_AFTER_ERROR_S = 5.0
 FAILED = object()
+
+
+async def _check(pool: Lanes, uid: str, logger, body: dict[str, Any], every_object: bool) -> None:
+    await pool.run(uid, _guarded, logger, reconcile, body, all_objects=every_object)
+
+
+async def _evaluate_on_schedule(pool: Lanes, uid: str, logger, body: dict[str, Any], schedule: Schedule) -> None:
+    """One evaluation, timed and judged against its due time; the next one is scheduled when it ends."""
+    started = time.monotonic()
+    lateness = schedule.start(started)
+    _note_lateness(body, lateness)
+    EVALUATIONS.inc()
+    interval = await pool.run(uid, _guarded, logger, _evaluate, body, lateness)
+    ended = time.monotonic()
+    EVALUATION_SECONDS.observe(ended - started)
+    schedule.done(ended, RETRY_AFTER_ERROR_S if interval is FAILED else interval)
+
+
+def _note_lateness(body: dict[str, Any], lateness: Lateness | None) -> None:
+    """The lag of every evaluation is a metric; a late one is counted, and the first of a run of them is an event
+    (the OnSchedule condition, written with the evaluation's status, says it too)."""
+    if lateness is None:
+        return
+    EVALUATION_LAG_SECONDS.observe(lateness.late_by_s)
+    if not lateness.late:
+        return
+    LATE_EVALUATIONS.inc()
+    was = get_condition((body.get("status") or {}).get("conditions") or [], "OnSchedule") or {}
+    if was.get("status") != "False":
+        kopf.warn(body, reason="EvaluationLate",
+                  message=f"evaluation started {lateness.late_by_s:.0f}s after it was due (evaluationInterval "
+                          f"{lateness.interval_s:g}s): the operator cannot keep up")
 
 
 def _guarded(logger, step, *args, **kwargs):
@@ -84,11 +148,13 @@ def _guarded(logger, step, *args, **kwargs):
     return FAILED
 
 
-def _evaluate(body: dict[str, Any]) -> float:
-    """One evaluation; the seconds until the next. An unreachable job is reported in status."""
+def _evaluate(body: dict[str, Any], lateness: Lateness | None) -> float:
+    """One evaluation (in a worker thread); the seconds until the next. An unreachable job is reported in status.
+    Its CPU time in this thread is the decision latency without network waits."""
     meta = body["metadata"]
+    cpu = time.thread_time()
     try:
-        interval = evaluate(body)
+        interval = evaluate(body, lateness)
         log.info("evaluated %s/%s", meta["namespace"], meta["name"])
         return interval
     except JobUnreachable as err:
@@ -96,6 +162,8 @@ def _evaluate(body: dict[str, Any]) -> float:
         kube.update_status(meta["namespace"], meta["name"],
                            lambda st: unavailable_status(st, "JobUnreachable", str(err), meta.get("generation", 0)))
         return RETRY_INVALID_S
+    finally:
+        DECISION_CPU_SECONDS.observe(time.thread_time() - cpu)
 
 
 def _snapshot(body: kopf.Body) -> dict[str, Any]:

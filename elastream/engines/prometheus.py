@@ -10,7 +10,9 @@ from elastream.engines.base import MetricsUnavailable
 
 
 class PrometheusClient:
-    def __init__(self, url: str, timeout_s: float = 5.0, session: requests.Session | None = None):
+    def __init__(self, url: str, timeout_s: float | tuple[float, float] = (3.0, 10.0),
+                 session: requests.Session | None = None):
+        """timeout_s: requests' (connect, read) seconds: a hanging Prometheus holds the caller that long at most."""
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
         self.http = session or requests.Session()

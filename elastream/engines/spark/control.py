@@ -13,7 +13,9 @@ class ControlError(JobUnreachable):
 
 
 class ControlEndpointClient:
-    def __init__(self, url: str, token: str, timeout_s: float = 30.0, session: requests.Session | None = None):
+    def __init__(self, url: str, token: str, timeout_s: float | tuple[float, float] = (3.0, 10.0),
+                 session: requests.Session | None = None):
+        """timeout_s: requests' (connect, read) seconds; the runner answers at once (a rescale goes on after)."""
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
         self.http = session or requests.Session()
