@@ -9,6 +9,7 @@ and never the fast one, so the others keep their schedule (the bulkhead pattern)
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import os
 import time
@@ -55,8 +56,9 @@ class Lanes:
         slow = key in self.slow_keys
         started = time.monotonic()
         try:
-            return await asyncio.get_running_loop().run_in_executor(
-                self.slow if slow else self.fast, functools.partial(fn, *args, **kwargs))
+            # with this coroutine's context, as asyncio.to_thread does: kopf.event() finds kopf's settings in it
+            call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+            return await asyncio.get_running_loop().run_in_executor(self.slow if slow else self.fast, call)
         finally:
             self._route(key, time.monotonic() - started)
 

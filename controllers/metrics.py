@@ -20,7 +20,8 @@ DECISION_CPU_SECONDS = Histogram(
     "elastream_operator_decision_cpu_seconds",
     "CPU time of one evaluation in its worker thread (parsing, the decision, building requests and status): the "
     "decision latency without network waits",
-    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1))
+    buckets=(0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008, 0.01, 0.0125, 0.015, 0.02, 0.03, 0.04, 0.05, 0.075,
+             0.1, 0.25, 0.5, 1))
 EVALUATION_LAG_SECONDS = Histogram(
     "elastream_operator_evaluation_lag_seconds", "How long after it was due an evaluation started",
     buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300))

@@ -53,11 +53,10 @@ def _without_finalizer(fn):
     return fn
 
 
-@kopf.on.event(*RESOURCE)
-async def notice_deletion(type: str, uid: str, **_) -> None:
+@kopf.on.event(*RESOURCE, when=lambda type, **_: type == "DELETED")
+async def notice_deletion(uid: str, **_) -> None:
     """Without a finalizer kopf does not stop a deleted StreamApp's loop: the watch's DELETED event tells it."""
-    if type == "DELETED":
-        DELETED.add(uid)
+    DELETED.add(uid)
 
 
 DELETED: set[str] = set()  # uids of StreamApps whose loops are to end
@@ -141,7 +140,8 @@ def _guarded(logger, step, *args, **kwargs):
         return step(*args, **kwargs)
     except ApiException as err:
         ERRORS.labels(kind="kubernetes").inc()
-        logger.warning("Kubernetes API error in %s: %s %s", step.__name__, err.status, err.reason)
+        logger.warning("Kubernetes API error in %s: %s %s: %s", step.__name__, err.status, err.reason,
+                       kube.api_error_message(err))
     except Exception:  # noqa: BLE001 - reported, retried at the next step
         ERRORS.labels(kind="internal").inc()
         logger.exception("%s failed", step.__name__)

@@ -7,12 +7,12 @@ from pydantic import Field
 
 from elastream.api.base import ApiModel
 
-CONDITION_TYPES = ("Ready", "Progressing", "Scaling", "MetricsAvailable", "BottleneckDetected", "Degraded")
+CONDITION_TYPES = ("Ready", "Progressing", "Scaling", "MetricsAvailable", "BottleneckDetected", "Degraded", "OnSchedule")
 HISTORY_LIMIT = 20
 
 
 class Condition(ApiModel):
-    type: Literal["Ready", "Progressing", "Scaling", "MetricsAvailable", "BottleneckDetected", "Degraded"]
+    type: Literal["Ready", "Progressing", "Scaling", "MetricsAvailable", "BottleneckDetected", "Degraded", "OnSchedule"]
     status: Literal["True", "False", "Unknown"]
     reason: str = Field(..., max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
     message: str = Field("", max_length=32768)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from elastream.errors import UserError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="run a benchmark and write its table to docs/benchmarks.md")
@@ -63,6 +65,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write the 'rescale' section of docs/benchmarks.md (a cluster benchmark: off by default)")
     r.set_defaults(handler=_run_rescale)
 
+    o = targets.add_parser(
+        "operator",
+        help="on a cluster (current KUBECONFIG; KWOK nodes are enough): N attached StreamApps and one operator "
+             "process; the time until every app is evaluated, evaluations/s, decision latency, the operator's RSS "
+             "and CPU, API-server requests per evaluation; a run per --slow-fractions value, side by side",
+    )
+    o.add_argument("--apps", type=int, default=1000, metavar="N", help="StreamApps per run (default 1000)")
+    o.add_argument("--interval", type=float, default=30.0, metavar="SECONDS",
+                   help="the policies' evaluationInterval (default 30, the policy default)")
+    o.add_argument("--slow-fractions", default="0,0.1", metavar="LIST",
+                   help="one run per value: the fraction of apps whose Prometheus and control endpoint hang "
+                        "(default 0,0.1)")
+    o.add_argument("--window", type=float, metavar="SECONDS",
+                   help="steady window after the first round (default 3 intervals, at least 60 s)")
+    o.add_argument("--first-round-limit", type=float, default=600.0, metavar="SECONDS",
+                   help="longest wait for every app to be evaluated once (default 600)")
+    o.add_argument("--log-dir", metavar="DIR", help="where the operator logs go (default: a new temporary folder)")
+    o.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    o.add_argument("--docs", action="store_true",
+                   help="write the 'operator' section of docs/benchmarks.md (a cluster benchmark: off by default)")
+    o.set_defaults(handler=_run_operator)
+
 
 def _run_elasticity(args: argparse.Namespace) -> int:
     from elasticity.benchmark import bench_main
@@ -96,4 +120,17 @@ def _run_rescale(args: argparse.Namespace) -> int:
         from elastream.benchdoc import write_section
 
         print(f"\nwrote the 'rescale' section of {write_section('rescale', args.docs_markdown)}")
+    return rc
+
+
+def _run_operator(args: argparse.Namespace) -> int:
+    from elastream.bench_operator.run import bench_main
+
+    if args.apps < 1:
+        raise UserError(f"--apps must be at least 1, not {args.apps}")
+    rc = bench_main(args)
+    if rc == 0 and args.docs:
+        from elastream.benchdoc import write_section
+
+        print(f"\nwrote the 'operator' section of {write_section('operator', args.docs_markdown)}")
     return rc

@@ -6,6 +6,7 @@ import time
 from controllers.lanes import Lanes, LaneSizes
 from controllers.schedule import Lateness, Schedule
 from controllers.status import schedule_status
+from elastream.api.status import StreamAppStatus
 
 
 def test_the_first_evaluation_is_due_at_once_and_not_judged():
@@ -38,6 +39,8 @@ def test_on_schedule_condition_says_late_then_on_time():
     on_time = schedule_status(late, Lateness(1.0, 30.0), generation=3)
     assert [(c["status"], c["reason"]) for c in on_time["conditions"]] == [("True", "OnTime")]
     assert schedule_status(late, None, generation=3) == late  # a first evaluation says nothing
+    for status in (late, on_time):  # the CRD's status schema accepts them (else the API server answers 422)
+        StreamAppStatus.model_validate(status)
 
 
 def test_a_slow_app_moves_to_the_slow_lane_and_leaves_the_fast_lane_free():
@@ -80,3 +83,19 @@ def test_a_step_that_raises_still_routes_its_app():
     asyncio.run(scenario())
     lanes.shutdown()
     assert lanes.slow_keys == {"a"}
+
+
+def test_steps_see_the_context_of_their_loop():
+    """kopf keeps its settings in context variables: kopf.event() in a worker thread needs them."""
+    import contextvars
+    var = contextvars.ContextVar("var")
+    lanes = Lanes(LaneSizes(fast=1, slow=1))
+
+    async def scenario():
+        var.set("the loop's")
+        return await lanes.run("a", var.get)
+
+    try:
+        assert asyncio.run(scenario()) == "the loop's"
+    finally:
+        lanes.shutdown()

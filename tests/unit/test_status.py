@@ -64,3 +64,17 @@ def test_a_steady_verdict_while_an_executor_starts_keeps_the_desired_count():
     status = {**old, **evaluated_status(old, _decision(action="none", cur=1, to=1, reason="steady"),
                                         _obs(p=1), realized=False, metrics_message=None, generation=1)}
     assert (status["desiredExecutors"], status["currentExecutors"]) == (2, 1)
+
+
+def test_every_condition_the_writers_set_fits_the_status_schema():
+    """Reconcile passes, evaluations and the schedule all write conditions into one list: together they must pass
+    the CRD's schema (types and maxItems), or the API server refuses every status write with a 422."""
+    from controllers.schedule import Lateness
+    from controllers.status import progressing_status, schedule_status
+    from elastream.api.status import CONDITION_TYPES, StreamAppStatus
+
+    status = progressing_status({}, "Attached", "attached to the job", 1)
+    status = {**status, **evaluated_status(status, _decision(), _obs(), True, None, 1)}
+    status = schedule_status(status, Lateness(90.0, 30.0), 1)
+    assert {c["type"] for c in status["conditions"]} == set(CONDITION_TYPES)
+    StreamAppStatus.model_validate(status)

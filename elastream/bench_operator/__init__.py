@@ -1,0 +1,1 @@
+"""`elastream bench operator`: how one operator process keeps up with many StreamApps."""
