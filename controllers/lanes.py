@@ -1,10 +1,12 @@
-"""Where the StreamApp loops' blocking work runs: two bounded thread pools, a bulkhead between fast and slow apps.
+"""Where the StreamApp loops' blocking work runs: a bounded fast lane and a slow lane, a bulkhead between fast and
+slow apps.
 
 Each StreamApp's loop is a coroutine (a few KB, no thread held while it waits); its blocking steps (the kubernetes
-client, Prometheus, the job's control endpoint) run in one of two pools, so the pools' sizes bound the concurrency
-toward all of them. An app whose last step took longer than `slow_after_s` (an endpoint near its timeouts) runs in
-the slow lane until a step is quick again: a tenth of the apps hanging on their endpoints then fills the slow lane
-and never the fast one, so the others keep their schedule (the bulkhead pattern).
+client, Prometheus, the job's control endpoint) run in worker threads, and slots bound how many run at once: `fast`
+for the apps whose steps are quick, `slow` for the apps whose last step took longer than `slow_after_s` (endpoints
+near their timeouts). A step that overruns `slow_after_s` gives its fast slot to the next app at once and finishes
+on its own thread, and its app moves to the slow lane: a tenth of the apps hanging on their endpoints holds the fast
+lane for `slow_after_s` each at most, never for their timeouts, so the others keep their schedule.
 """
 from __future__ import annotations
 
@@ -42,25 +44,50 @@ def _positive_int(name: str, default: int) -> int:
     return value
 
 
+# threads for steps that overran their fast slot, per fast slot: an overrun step keeps its thread until its
+# timeouts end it, and a slot can be given up every slow_after_s
+OVERRUN_THREADS_PER_FAST_SLOT = 8
+
+
 @dataclass
 class Lanes:
     sizes: LaneSizes = field(default_factory=LaneSizes)
     slow_keys: set[str] = field(default_factory=set)
 
     def __post_init__(self):
-        self.fast = ThreadPoolExecutor(self.sizes.fast, thread_name_prefix="elastream-fast")
-        self.slow = ThreadPoolExecutor(self.sizes.slow, thread_name_prefix="elastream-slow")
+        threads = self.sizes.fast * (1 + OVERRUN_THREADS_PER_FAST_SLOT) + self.sizes.slow
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="elastream-step")
+        self.fast_slots = asyncio.Semaphore(self.sizes.fast)
+        self.slow_slots = asyncio.Semaphore(self.sizes.slow)
 
     async def run(self, key: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """fn(*args, **kwargs) in the lane `key` belongs to; moves `key` between lanes by how long it took."""
-        slow = key in self.slow_keys
+        """fn(*args, **kwargs) in a worker thread, in the lane `key` belongs to; moves `key` between lanes by how long
+        it took."""
+        # with this coroutine's context, as asyncio.to_thread does: kopf.event() finds kopf's settings in it
+        call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
         started = time.monotonic()
         try:
-            # with this coroutine's context, as asyncio.to_thread does: kopf.event() finds kopf's settings in it
-            call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-            return await asyncio.get_running_loop().run_in_executor(self.slow if slow else self.fast, call)
+            if key in self.slow_keys:
+                async with self.slow_slots:
+                    return await self._start(call)
+            return await self._run_fast(key, call)
         finally:
             self._route(key, time.monotonic() - started)
+
+    async def _run_fast(self, key: str, call: Callable[[], Any]) -> Any:
+        await self.fast_slots.acquire()
+        try:
+            step = self._start(call)
+            try:
+                await asyncio.wait_for(asyncio.shield(step), self.sizes.slow_after_s)
+            except asyncio.TimeoutError:
+                self.slow_keys.add(key)  # overran: the slot goes to the next app, the step ends on its own
+        finally:
+            self.fast_slots.release()
+        return await step
+
+    def _start(self, call: Callable[[], Any]) -> asyncio.Future:
+        return asyncio.get_running_loop().run_in_executor(self.pool, call)
 
     def _route(self, key: str, took_s: float) -> None:
         if took_s > self.sizes.slow_after_s:
@@ -74,8 +101,7 @@ class Lanes:
         SLOW_LANE_APPS.set(len(self.slow_keys))
 
     def shutdown(self) -> None:
-        self.fast.shutdown(wait=False, cancel_futures=True)
-        self.slow.shutdown(wait=False, cancel_futures=True)
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 _installed: list[Lanes] = []

@@ -20,6 +20,7 @@ from controllers.lifecycle import reconcile
 from controllers.metrics import (DECISION_CPU_SECONDS, DESIRED_EXECUTORS, ERRORS, EVALUATION_LAG_SECONDS,
                                  EVALUATION_SECONDS, EVALUATIONS, LATE_EVALUATIONS)
 from controllers.schedule import Lateness, Schedule
+from controllers.sharding import in_shard
 from controllers.status import unavailable_status
 from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
@@ -29,9 +30,9 @@ OBJECTS_EVERY = 6  # every this many pod checks, every other owned object is che
 log = logging.getLogger(__name__)
 
 
-@kopf.on.resume(*RESOURCE)
-@kopf.on.create(*RESOURCE)
-@kopf.on.update(*RESOURCE, field="spec")
+@kopf.on.resume(*RESOURCE, when=in_shard)
+@kopf.on.create(*RESOURCE, when=in_shard)
+@kopf.on.update(*RESOURCE, field="spec", when=in_shard)
 async def reconcile_app(body: kopf.Body, uid: str, **_) -> None:
     done = await lanes().run(uid, reconcile, _snapshot(body))
     kopf.info(dict(body), reason="Reconciled", message="; ".join(done) or "owned objects are in place")
@@ -63,7 +64,7 @@ DELETED: set[str] = set()  # uids of StreamApps whose loops are to end
 
 
 @_without_finalizer
-@kopf.daemon(*RESOURCE, cancellation_timeout=10.0, initial_delay=1.0)
+@kopf.daemon(*RESOURCE, cancellation_timeout=10.0, initial_delay=1.0, when=in_shard)
 async def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf.Meta, body: kopf.Body,
                     logger, **_) -> None:
     """Until the StreamApp goes away: let its engine check the pods every few seconds (a deleted, failed or evicted

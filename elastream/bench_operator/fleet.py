@@ -95,11 +95,18 @@ class Fleet:
         body = stream_app(app_name(i), "bench-slow" if slow else "bench", self.slow_url if slow else REFUSED_URL)
         self.custom.create_namespaced_custom_object(GROUP, VERSION, self.namespace, "streamapps", body)
 
+    def statuses(self) -> dict[str, dict[str, Any]]:
+        items = self.custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, "streamapps")["items"]
+        return {i["metadata"]["name"]: i.get("status") or {} for i in items}
+
     def last_evaluations(self) -> dict[str, float | None]:
         """app -> the time (epoch seconds) of its last evaluation as its status says (lastDecision), or None."""
-        items = self.custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, "streamapps")["items"]
-        return {i["metadata"]["name"]: _epoch(((i.get("status") or {}).get("lastDecision") or {}).get("time"))
-                for i in items}
+        return {name: _epoch((status.get("lastDecision") or {}).get("time")) for name, status in self.statuses().items()}
+
+    def on_schedule(self) -> int:
+        """How many apps' OnSchedule condition is True."""
+        return sum(1 for status in self.statuses().values() for c in status.get("conditions") or []
+                   if c.get("type") == "OnSchedule" and c.get("status") == "True")
 
     def is_slow(self, name: str) -> bool:
         return int(name.rsplit("-", 1)[1]) < self.slow

@@ -71,6 +71,7 @@ class RunResult:
     failed_steps: int = 0                 # steps that raised (API errors, bugs) in the window: should be 0
     stale_apps: int = 0                   # apps whose last evaluation is older than 2 intervals at the window's end
     stale_fast_apps: int = 0              # ... of those with a responsive endpoint
+    on_schedule_apps: int = 0             # apps whose OnSchedule condition is True at the window's end
     rss_mb: float = 0.0
     peak_rss_mb: float = 0.0
     cpu_percent: float = 0.0              # of one core, over the window
@@ -98,6 +99,7 @@ def table(results: list[RunResult]) -> str:
         ("failed steps (API errors, bugs)", lambda r: str(r.failed_steps)),
         ("late evaluations since start (> 1 interval)", lambda r: str(r.late_evaluations)),
         ("apps not evaluated for 2 intervals (fast ones)", lambda r: f"{r.stale_apps} ({r.stale_fast_apps})"),
+        ("apps OnSchedule=True at the end", lambda r: str(r.on_schedule_apps)),
         ("operator RSS / peak, MB", lambda r: f"{r.rss_mb:.0f} / {r.peak_rss_mb:.0f}"),
         ("operator CPU, % of a core", lambda r: f"{r.cpu_percent:.0f}"),
         ("API-server requests per evaluation", lambda r: "—" if r.api_requests_per_evaluation is None

@@ -117,6 +117,7 @@ def _steady_window(fleet: Fleet, operator: OperatorProcess, server: ApiServerReq
     stale = [name for name, t in fleet.last_evaluations().items() if t is None or now - t > 2 * fleet.interval_s]
     result.stale_apps = len(stale)
     result.stale_fast_apps = sum(1 for name in stale if not fleet.is_slow(name))
+    result.on_schedule_apps = fleet.on_schedule()
 
 
 def _errors(text: str, kind: str) -> float:

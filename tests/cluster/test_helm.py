@@ -29,8 +29,10 @@ def test_chart_lints(cluster):
 def test_values_schema_rejects_bad_values(cluster):
     proc = helm(cluster, "lint", CHART, "--set", "replicaCount=0", check=False)
     assert proc.returncode != 0 and "replicaCount" in proc.stdout + proc.stderr
-    proc = helm(cluster, "lint", CHART, "--set", "settings.maxWorkers=0", check=False)
-    assert proc.returncode != 0 and "maxWorkers" in proc.stdout + proc.stderr
+    proc = helm(cluster, "lint", CHART, "--set", "settings.workers=0", check=False)
+    assert proc.returncode != 0 and "workers" in proc.stdout + proc.stderr
+    proc = helm(cluster, "lint", CHART, "--set", "settings.shard=not a label", check=False)
+    assert proc.returncode != 0 and "shard" in proc.stdout + proc.stderr
 
 
 @pytest.fixture
@@ -80,7 +82,7 @@ def test_install_brings_crds_and_least_privilege_rbac(crds_installed, release, n
     deploy = json.loads(k.kubectl("get", "deployment", "elastream", "-n", release, "-o", "json").stdout)
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "elastream"
     env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert env["ELASTREAM_MAX_WORKERS"] == "200"
+    assert (env["ELASTREAM_WORKERS"], env["ELASTREAM_SLOW_WORKERS"], env["ELASTREAM_SHARD"]) == ("16", "32", "")
     sa = f"system:serviceaccount:{release}:elastream"
     allowed = ALLOWED + [("patch", "clusterkopfpeerings.kopf.dev"),
                          ("list", "customresourcedefinitions.apiextensions.k8s.io")]

@@ -67,6 +67,28 @@ def test_a_slow_app_moves_to_the_slow_lane_and_leaves_the_fast_lane_free():
     assert lanes.slow_keys == set()  # its last step was quick: back in the fast lane
 
 
+def test_a_step_that_overruns_gives_up_its_fast_slot_at_once():
+    """A new app whose endpoint hangs holds its fast slot for slow_after_s, not for its timeouts."""
+    lanes = Lanes(LaneSizes(fast=1, slow=1, slow_after_s=0.1))
+    release = threading.Event()
+
+    async def scenario():
+        hanging = asyncio.ensure_future(lanes.run("hangs", release.wait, 5))
+        await asyncio.sleep(0.01)
+        started = time.monotonic()
+        await asyncio.wait_for(lanes.run("quick", lambda: None), timeout=1.0)
+        waited = time.monotonic() - started
+        assert 0.05 < waited < 0.5, waited  # it waited for the overrun, not for the hanging step
+        assert not hanging.done() and lanes.slow_keys == {"hangs"}
+        release.set()
+        assert await hanging is True  # the overrun step's own result still comes back
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        lanes.shutdown()
+
+
 def test_a_step_that_raises_still_routes_its_app():
     lanes = Lanes(LaneSizes(fast=1, slow=1, slow_after_s=0.01))
 
@@ -99,3 +121,24 @@ def test_steps_see_the_context_of_their_loop():
         assert asyncio.run(scenario()) == "the loop's"
     finally:
         lanes.shutdown()
+
+
+def test_an_operator_with_a_shard_serves_only_the_apps_labelled_with_it(monkeypatch):
+    from controllers.sharding import SHARD_LABEL, in_shard
+
+    assert in_shard({}) and in_shard({SHARD_LABEL: "a"})  # no shard: every app
+    monkeypatch.setenv("ELASTREAM_SHARD", "a")
+    assert in_shard({SHARD_LABEL: "a"})
+    assert not in_shard({SHARD_LABEL: "b"}) and not in_shard({})
+
+
+def test_every_streamapp_handler_is_filtered_by_the_shard():
+    import kopf
+    import controllers.streamapp as streamapp
+    from controllers.sharding import in_shard
+
+    registry = kopf.get_default_registry()
+    handlers = [h for sub in (registry._changing, registry._spawning) for h in sub.get_all_handlers()
+                if getattr(h.fn, "__module__", "") == streamapp.__name__]
+    assert {h.fn.__name__ for h in handlers} == {"reconcile_app", "supervise"}
+    assert all(h.when is in_shard for h in handlers)
