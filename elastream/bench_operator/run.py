@@ -147,5 +147,6 @@ def markdown(args: argparse.Namespace, table: str) -> str:
             f"`elastream bench operator --apps {args.apps} --interval {args.interval:g} "
             f"--slow-fractions {args.slow_fractions}` on the test cluster (`scripts/test-cluster up`, KWOK nodes): "
             "attached StreamApps whose jobs cannot be reached, so each evaluation is a cheap hold and the loop itself "
-            "is measured; in the second run a tenth of them sit behind an endpoint that accepts and never answers "
+            "is measured; in the second run a tenth of them sit behind an endpoint that accepts and then answers "
+            "nothing for a minute "
             f"(Prometheus and control endpoint: each request waits out its 10 s read timeout).\n\n{table}\n")
