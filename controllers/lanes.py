@@ -78,9 +78,9 @@ class Lanes:
         await self.fast_slots.acquire()
         try:
             step = self._start(call)
-            try:
-                await asyncio.wait_for(asyncio.shield(step), self.sizes.slow_after_s)
-            except asyncio.TimeoutError:
+            # asyncio.wait, not wait_for: it never cancels the step, and never swallows our own cancellation
+            done, _ = await asyncio.wait({step}, timeout=self.sizes.slow_after_s)
+            if not done:
                 self.slow_keys.add(key)  # overran: the slot goes to the next app, the step ends on its own
         finally:
             self.fast_slots.release()

@@ -32,7 +32,7 @@ def reconcile(body: dict[str, Any], *, all_objects: bool = True) -> list[str]:
         _write(body, err.status)
         raise (err.__cause__ or err) from None  # the API server's error: retried like any other
     for reason, message in done.events:
-        kopf.info(body, reason=reason, message=message)
+        kopf.event(body, type="Normal", reason=reason, message=message)
     _write(body, done.status)
     return done.said
 

@@ -34,8 +34,9 @@ def configure(settings: kopf.OperatorSettings, logger, **_) -> None:
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="elastream.io")
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="elastream.io")
     settings.posting.enabled = os.environ.get("ELASTREAM_POST_EVENTS", "true").lower() == "true"
-    # our own events (Reconciled, Rescaled, ...) are posted explicitly; kopf's per-handler chatter ("Handler ...
-    # succeeded") would be a few more API writes per StreamApp and evaluation: only its warnings and errors
+    # our own events (Reconciled, Rescaled, ...) are posted with kopf.event(), which this level does not filter;
+    # kopf's per-handler chatter ("Handler ... succeeded") would be more API writes per StreamApp: only its
+    # warnings and errors (kopf.info() and kopf.warn() obey this level: we do not use them)
     settings.posting.level = logging.WARNING
     settings.watching.server_timeout = 60
     settings.watching.client_timeout = 70

@@ -2,6 +2,7 @@
 job running and evaluates its policy. Thin: the work is in controllers.lifecycle and controllers.autoscaling."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -26,6 +27,7 @@ from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
 
 RESOURCE = (GROUP, VERSION, "streamapps")
+PAUSE_SLICE_S = 1.0  # how soon a sleeping loop sees that it is to stop
 OBJECTS_EVERY = 6  # every this many pod checks, every other owned object is checked too
 log = logging.getLogger(__name__)
 
@@ -35,7 +37,7 @@ log = logging.getLogger(__name__)
 @kopf.on.update(*RESOURCE, field="spec", when=in_shard)
 async def reconcile_app(body: kopf.Body, uid: str, **_) -> None:
     done = await lanes().run(uid, reconcile, _snapshot(body))
-    kopf.info(dict(body), reason="Reconciled", message="; ".join(done) or "owned objects are in place")
+    kopf.event(dict(body), type="Normal", reason="Reconciled", message="; ".join(done) or "owned objects are in place")
 
 
 def resync_seconds() -> float:
@@ -64,7 +66,8 @@ DELETED: set[str] = set()  # uids of StreamApps whose loops are to end
 
 
 @_without_finalizer
-@kopf.daemon(*RESOURCE, cancellation_timeout=10.0, initial_delay=1.0, when=in_shard)
+@kopf.daemon(*RESOURCE, cancellation_backoff=PAUSE_SLICE_S + 1.0, cancellation_timeout=10.0, initial_delay=1.0,
+             when=in_shard)
 async def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta: kopf.Meta, body: kopf.Body,
                     logger, **_) -> None:
     """Until the StreamApp goes away: let its engine check the pods every few seconds (a deleted, failed or evicted
@@ -91,7 +94,7 @@ async def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta
             else:
                 await _check(pool, uid, logger, _snapshot(body), every_object)
             checks += 1
-            await stopped.wait(schedule.wait_s(time.monotonic(), resync))
+            await _pause(stopped, schedule.wait_s(time.monotonic(), resync))
     finally:
         DELETED.discard(uid)
         pool.forget(uid)
@@ -101,6 +104,15 @@ async def supervise(stopped: kopf.DaemonStopped, name: str, namespace: str, meta
 
 RETRY_AFTER_ERROR_S = 5.0
 FAILED = object()
+
+
+async def _pause(stopped: kopf.DaemonStopped, seconds: float) -> None:
+    """Sleep, waking within PAUSE_SLICE_S when the loop is asked to stop (kopf then waits cancellation_backoff
+    before it cancels). Not `await stopped.wait(seconds)`: its wait_for can turn a stop that coincides with the
+    timeout into a TimeoutError that kopf reports as the operator's failure (Python 3.11)."""
+    deadline = time.monotonic() + seconds
+    while not stopped and (left := deadline - time.monotonic()) > 0:
+        await asyncio.sleep(min(left, PAUSE_SLICE_S))
 
 
 async def _check(pool: Lanes, uid: str, logger, body: dict[str, Any], every_object: bool) -> None:
@@ -130,9 +142,9 @@ def _note_lateness(body: dict[str, Any], lateness: Lateness | None) -> None:
     LATE_EVALUATIONS.inc()
     was = get_condition((body.get("status") or {}).get("conditions") or [], "OnSchedule") or {}
     if was.get("status") != "False":
-        kopf.warn(body, reason="EvaluationLate",
-                  message=f"evaluation started {lateness.late_by_s:.0f}s after it was due (evaluationInterval "
-                          f"{lateness.interval_s:g}s): the operator cannot keep up")
+        kopf.event(body, type="Warning", reason="EvaluationLate",
+                   message=f"evaluation started {lateness.late_by_s:.0f}s after it was due (evaluationInterval "
+                           f"{lateness.interval_s:g}s): the operator cannot keep up")
 
 
 def _guarded(logger, step, *args, **kwargs):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -20,11 +21,11 @@ HANG_S = 60.0  # the hanging endpoint answers after this long (past every client
 
 
 def api_client() -> kubernetes.client.ApiClient:
+    """A client of its own, from $KUBECONFIG (read now) or ~/.kube/config: the process' default is left alone."""
     try:
-        kubernetes.config.load_kube_config()
+        return kubernetes.config.new_client_from_config(config_file=os.environ.get("KUBECONFIG"))
     except (kubernetes.config.ConfigException, FileNotFoundError) as err:
         raise UserError(f"bench operator needs a cluster (KUBECONFIG): {err}") from None
-    return kubernetes.client.ApiClient()
 
 
 class ApiServerRequests:
