@@ -82,7 +82,8 @@ def test_install_brings_crds_and_least_privilege_rbac(crds_installed, release, n
     deploy = json.loads(k.kubectl("get", "deployment", "elastream", "-n", release, "-o", "json").stdout)
     assert deploy["spec"]["template"]["spec"]["serviceAccountName"] == "elastream"
     env = {e["name"]: e.get("value") for e in deploy["spec"]["template"]["spec"]["containers"][0]["env"]}
-    assert (env["ELASTREAM_WORKERS"], env["ELASTREAM_SLOW_WORKERS"], env["ELASTREAM_SHARD"]) == ("16", "32", "")
+    assert (env["ELASTREAM_WORKERS"], env["ELASTREAM_SLOW_WORKERS"]) == ("16", "32")
+    assert env["ELASTREAM_SHARD"] is None  # no shard: every StreamApp (the API server drops the empty value)
     sa = f"system:serviceaccount:{release}:elastream"
     allowed = ALLOWED + [("patch", "clusterkopfpeerings.kopf.dev"),
                          ("list", "customresourcedefinitions.apiextensions.k8s.io")]
