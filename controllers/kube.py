@@ -11,6 +11,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client.rest import ApiException
 
+from controllers.lanes import LaneSizes
 from elastream.api import GROUP, VERSION
 
 
@@ -21,12 +22,10 @@ def api_client() -> kubernetes.client.ApiClient:
     except kubernetes.config.ConfigException:
         kubernetes.config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
     config = kubernetes.client.Configuration.get_default_copy()
-    # one kept-alive connection per worker thread (the default, 5 per CPU, would make the rest connect anew)
-    config.connection_pool_maxsize = CONNECTIONS
+    # a kept-alive connection per step slot (the default, 5 per CPU, would make the other steps connect anew)
+    sizes = LaneSizes.from_environment()
+    config.connection_pool_maxsize = sizes.fast + sizes.slow
     return kubernetes.client.ApiClient(config)
-
-
-CONNECTIONS = 64
 
 
 def core() -> kubernetes.client.CoreV1Api:

@@ -100,13 +100,15 @@ class Fleet:
         items = self.custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, "streamapps")["items"]
         return {i["metadata"]["name"]: i.get("status") or {} for i in items}
 
-    def last_evaluations(self) -> dict[str, float | None]:
+    def last_evaluations(self, statuses: dict[str, dict[str, Any]] | None = None) -> dict[str, float | None]:
         """app -> the time (epoch seconds) of its last evaluation as its status says (lastDecision), or None."""
-        return {name: _epoch((status.get("lastDecision") or {}).get("time")) for name, status in self.statuses().items()}
+        return {name: _epoch((status.get("lastDecision") or {}).get("time"))
+                for name, status in (statuses if statuses is not None else self.statuses()).items()}
 
-    def on_schedule(self) -> int:
+    @staticmethod
+    def on_schedule(statuses: dict[str, dict[str, Any]]) -> int:
         """How many apps' OnSchedule condition is True."""
-        return sum(1 for status in self.statuses().values() for c in status.get("conditions") or []
+        return sum(1 for status in statuses.values() for c in status.get("conditions") or []
                    if c.get("type") == "OnSchedule" and c.get("status") == "True")
 
     def is_slow(self, name: str) -> bool:

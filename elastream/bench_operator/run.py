@@ -114,11 +114,12 @@ def _steady_window(fleet: Fleet, operator: OperatorProcess, server: ApiServerReq
     result.cpu_percent = 100 * (cpu_after - cpu_before) / elapsed
     operator_requests = requests_after - requests_before - idle_rate * elapsed - 1  # less our own /metrics read
     result.api_requests_per_evaluation = operator_requests / evaluations if evaluations else None
-    now = time.time()
-    stale = [name for name, t in fleet.last_evaluations().items() if t is None or now - t > 2 * fleet.interval_s]
+    now, statuses = time.time(), fleet.statuses()
+    stale = [name for name, t in fleet.last_evaluations(statuses).items()
+             if t is None or now - t > 2 * fleet.interval_s]
     result.stale_apps = len(stale)
     result.stale_fast_apps = sum(1 for name in stale if not fleet.is_slow(name))
-    result.on_schedule_apps = fleet.on_schedule()
+    result.on_schedule_apps = fleet.on_schedule(statuses)
 
 
 def _errors(text: str, kind: str) -> float:
