@@ -32,15 +32,20 @@ class LaneSizes:
     def from_environment(cls) -> "LaneSizes":
         """$ELASTREAM_WORKERS, $ELASTREAM_SLOW_WORKERS, $ELASTREAM_SLOW_AFTER_SECONDS (the chart's settings)."""
         default = cls()
-        return cls(fast=_positive_int("ELASTREAM_WORKERS", default.fast),
-                   slow=_positive_int("ELASTREAM_SLOW_WORKERS", default.slow),
-                   slow_after_s=float(os.environ.get("ELASTREAM_SLOW_AFTER_SECONDS", default.slow_after_s)))
+        return cls(fast=_positive("ELASTREAM_WORKERS", int, default.fast),
+                   slow=_positive("ELASTREAM_SLOW_WORKERS", int, default.slow),
+                   slow_after_s=_positive("ELASTREAM_SLOW_AFTER_SECONDS", float, default.slow_after_s))
 
 
-def _positive_int(name: str, default: int) -> int:
-    value = int(os.environ.get(name, default))
-    if value < 1:
-        raise ValueError(f"${name} must be at least 1, not {value}")
+def _positive(name: str, kind: type, default: float) -> Any:
+    """$name as a number of `kind` (an int: at least 1; a float: above 0); ValueError naming the variable."""
+    raw = os.environ.get(name, str(default))
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"${name} must be {'a whole number' if kind is int else 'a number'}, not {raw!r}") from None
+    if not (value >= 1 if kind is int else value > 0):
+        raise ValueError(f"${name} must be {'at least 1' if kind is int else 'above 0'}, not {raw!r}")
     return value
 
 

@@ -126,11 +126,35 @@ def _errors(text: str, kind: str) -> float:
     return sum(v for n, labels, v in m.samples(text) if n == "elastream_operator_errors_total" and labels.get("kind") == kind)
 
 
+def slow_fractions(text: str) -> list[float]:
+    """--slow-fractions "0,0.1" -> [0.0, 0.1]; UserError naming the option otherwise."""
+    try:
+        fractions = [float(f) for f in text.split(",")]
+    except ValueError:
+        fractions = []
+    if not fractions or any(not 0 <= f <= 1 for f in fractions):
+        raise UserError(f"--slow-fractions: numbers between 0 and 1, separated by commas, not {text!r}")
+    return fractions
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse what would fail later on the cluster, naming the option."""
+    if args.apps < 1:
+        raise UserError(f"--apps must be at least 1, not {args.apps}")
+    if not MIN_INTERVAL_S <= args.interval <= MAX_INTERVAL_S:  # the policy's own bounds (scrapeInterval, 8760h)
+        raise UserError(f"--interval must be between {MIN_INTERVAL_S:g} seconds and 8760 hours, not {args.interval:g}")
+    for option, value in (("--window", args.window), ("--first-round-limit", args.first_round_limit)):
+        if value is not None and not value > 0:
+            raise UserError(f"{option} must be above 0 seconds, not {value:g}")
+
+
+MIN_INTERVAL_S, MAX_INTERVAL_S = 5.0, 8760 * 3600.0
+
+
 def bench_main(args: argparse.Namespace) -> int:
+    fractions = slow_fractions(args.slow_fractions)
+    check_arguments(args)
     api = api_client()
-    fractions = [float(f) for f in args.slow_fractions.split(",")]
-    if any(not 0 <= f <= 1 for f in fractions):
-        raise UserError(f"--slow-fractions: each must be between 0 and 1, not {args.slow_fractions!r}")
     log_dir = Path(args.log_dir or tempfile.mkdtemp(prefix="elastream-bench-operator-"))
     log_dir.mkdir(parents=True, exist_ok=True)
     results = [one_run(api, args.apps, f, args.interval, args.window or max(60.0, 3 * args.interval),

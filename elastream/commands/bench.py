@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-from elastream.errors import UserError
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="run a benchmark and write its table to docs/benchmarks.md")
@@ -126,8 +124,6 @@ def _run_rescale(args: argparse.Namespace) -> int:
 def _run_operator(args: argparse.Namespace) -> int:
     from elastream.bench_operator.run import bench_main
 
-    if args.apps < 1:
-        raise UserError(f"--apps must be at least 1, not {args.apps}")
     rc = bench_main(args)
     if rc == 0 and args.docs:
         from elastream.benchdoc import write_section

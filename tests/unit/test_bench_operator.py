@@ -43,3 +43,32 @@ def test_the_table_has_a_column_per_run():
 def test_the_bench_objects_are_valid_manifests():
     for doc in (stream_app("app-0001", "bench", "http://127.0.0.1:1"), policy("bench", "http://127.0.0.1:1", 30.0)):
         parse_manifest(doc)
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("apps", 0, "--apps must be at least 1"),
+    ("interval", 1.0, "--interval must be between 5 seconds and 8760 hours"),
+    ("window", 0.0, "--window must be above 0"),
+    ("first_round_limit", -5.0, "--first-round-limit must be above 0"),
+])
+def test_bad_bench_arguments_are_refused_naming_the_option(option, value, says):
+    import argparse
+
+    from elastream.bench_operator.run import check_arguments
+    from elastream.errors import UserError
+
+    args = argparse.Namespace(apps=10, interval=30.0, window=None, first_round_limit=600.0)
+    check_arguments(args)
+    setattr(args, option, value)
+    with pytest.raises(UserError, match=says):
+        check_arguments(args)
+
+
+@pytest.mark.parametrize("text", ["", "x", "0,1.5", "-0.1", "0;0.1"])
+def test_bad_slow_fractions_are_refused(text):
+    from elastream.bench_operator.run import slow_fractions
+    from elastream.errors import UserError
+
+    with pytest.raises(UserError, match="--slow-fractions"):
+        slow_fractions(text)
+    assert slow_fractions("0,0.1") == [0.0, 0.1]

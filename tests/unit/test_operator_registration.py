@@ -2,6 +2,7 @@
 and loops that hold no thread while they wait."""
 import inspect
 import logging
+import re
 
 import pytest
 
@@ -34,9 +35,16 @@ def test_lane_sizes_come_from_the_environment(monkeypatch):
     assert (lanes().sizes.fast, lanes().sizes.slow, settings.execution.max_workers) == (4, 2, 4)
 
 
-def test_a_worker_count_below_one_is_refused(monkeypatch):
-    monkeypatch.setenv("ELASTREAM_WORKERS", "0")
-    with pytest.raises(ValueError, match=r"\$ELASTREAM_WORKERS must be at least 1"):
+@pytest.mark.parametrize("name, value, says", [
+    ("ELASTREAM_WORKERS", "0", "must be at least 1, not '0'"),
+    ("ELASTREAM_WORKERS", "sixteen", "must be a whole number, not 'sixteen'"),
+    ("ELASTREAM_SLOW_WORKERS", "2.5", "must be a whole number, not '2.5'"),
+    ("ELASTREAM_SLOW_AFTER_SECONDS", "0", "must be above 0, not '0'"),
+    ("ELASTREAM_SLOW_AFTER_SECONDS", "2s", "must be a number, not '2s'"),
+])
+def test_bad_lane_settings_are_refused_naming_the_variable(monkeypatch, name, value, says):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=re.escape(f"${name} {says}")):
         LaneSizes.from_environment()
 
 
