@@ -1,0 +1,162 @@
+"""A real Storm cluster on this machine: ZooKeeper, Nimbus and N supervisors from Storm's Maven Central jars
+(storm_apps.distribution), all on 127.0.0.1 and free ports, with logs and state under `base_dir`.
+
+Like LocalSparkCluster, stop() ends every process it started (each daemon leads a process group that also holds the
+workers and their Python components), and the daemons get SIGTERM if the thread that called start() dies.
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from spark_apps.cluster import die_with_parent, free_port, stop_group
+from storm_apps.distribution import storm_home
+
+ZOOKEEPER = "org.apache.storm.command.DevZookeeper"
+NIMBUS = "org.apache.storm.daemon.nimbus.Nimbus"
+SUPERVISOR = "org.apache.storm.daemon.supervisor.Supervisor"
+
+
+@dataclass
+class Daemon:
+    name: str
+    proc: subprocess.Popen
+    conf_file: Path
+
+
+class LocalStormCluster:
+    def __init__(self, supervisors: int = 2, slots_per_supervisor: int = 3, base_dir: Path | str | None = None,
+                 worker_heap: str = "256m", daemon_heap: str = "256m"):
+        if supervisors < 1 or slots_per_supervisor < 1:
+            raise ValueError("need at least one supervisor with one slot")
+        self.supervisors, self.slots_per_supervisor = supervisors, slots_per_supervisor
+        self.worker_heap, self.daemon_heap = worker_heap, daemon_heap
+        self._own_base = base_dir is None
+        self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="elastream-storm-"))
+        self.nimbus_host = "127.0.0.1"
+        self.nimbus_port = self.zookeeper_port = 0
+        self.daemons: list[Daemon] = []
+        self.storm_home: Path | None = None
+
+    @property
+    def log_dir(self) -> Path:
+        return self.base_dir / "logs"
+
+    @property
+    def conf_file(self) -> Path:
+        """The client's storm.yaml (Nimbus, ZooKeeper): for the Flux submitter and the CLI classes."""
+        return self.base_dir / "conf" / "client.yaml"
+
+    def start(self, timeout_s: float = 180.0) -> "LocalStormCluster":
+        self.storm_home = storm_home()
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.zookeeper_port, self.nimbus_port = free_port(), free_port()
+        try:
+            self.conf_file.parent.mkdir(parents=True, exist_ok=True)
+            self.conf_file.write_text(yaml.safe_dump(self._conf("client")))
+            self._spawn("zookeeper", ZOOKEEPER, {"dev.zookeeper.path": str(self.base_dir / "zookeeper")})
+            _wait_port(self.zookeeper_port, timeout_s, "ZooKeeper", self.log_dir)
+            self._spawn("nimbus", NIMBUS, {})
+            _wait_port(self.nimbus_port, timeout_s, "Nimbus", self.log_dir)
+            for i in range(1, self.supervisors + 1):
+                self.add_supervisor(i)
+            self.wait_supervisors(self.supervisors, timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def add_supervisor(self, index: int | None = None) -> str:
+        """Start one more supervisor with its own slots; returns its name (supervisor.scheduler.meta.name)."""
+        index = index or 1 + sum(d.name.startswith("supervisor") for d in self.daemons)
+        name = f"supervisor-{index}"
+        self._spawn(name, SUPERVISOR, {
+            "supervisor.slots.ports": [free_port() for _ in range(self.slots_per_supervisor)],
+            "supervisor.thrift.port": free_port(),
+            "supervisor.scheduler.meta": {"name": name}})
+        return name
+
+    def wait_supervisors(self, count: int, timeout_s: float = 120.0) -> None:
+        """Until Nimbus knows `count` supervisors (through Thrift)."""
+        from storm_apps.nimbus import NimbusClient, NimbusUnavailable
+
+        client, deadline, seen = NimbusClient(self.nimbus_host, self.nimbus_port), time.monotonic() + timeout_s, 0
+        while time.monotonic() < deadline:
+            self._check_alive()
+            try:
+                seen = len(client.cluster().supervisors)
+                if seen >= count:
+                    return
+            except NimbusUnavailable:
+                pass
+            time.sleep(1.0)
+        raise TimeoutError(f"Nimbus saw {seen} of {count} supervisors after {timeout_s:.0f}s; see {self.log_dir}")
+
+    def _conf(self, daemon: str, extra: dict | None = None) -> dict:
+        return {
+            "storm.zookeeper.servers": ["127.0.0.1"], "storm.zookeeper.port": self.zookeeper_port,
+            "nimbus.seeds": ["127.0.0.1"], "nimbus.thrift.port": self.nimbus_port,
+            "storm.local.hostname": "127.0.0.1", "storm.local.dir": str(self.base_dir / "state" / daemon),
+            "storm.log.dir": str(self.log_dir),
+            "worker.childopts": f"-Xmx{self.worker_heap} -XX:+UseSerialGC",
+            # stats every 10 s, counted exactly (the defaults: a minute old, and ×20 estimates)
+            "executor.metrics.frequency.secs": 10, "topology.builtin.metrics.bucket.size.secs": 10,
+            "topology.stats.sample.rate": 1.0, "nimbus.monitor.freq.secs": 5,
+            "supervisor.monitor.frequency.secs": 3, "storm.health.check.dir": str(self.base_dir / "healthchecks"),
+            **(extra or {}),
+        }
+
+    def _spawn(self, name: str, main_class: str, extra: dict) -> None:
+        conf = self.base_dir / "conf" / f"{name}.yaml"
+        conf.write_text(yaml.safe_dump(self._conf(name, extra)))
+        h = self.storm_home
+        cmd = ["java", "-server", f"-Xmx{self.daemon_heap}", "-XX:+UseSerialGC", f"-Ddaemon.name={name}",
+               f"-Dstorm.home={h}", f"-Dstorm.log.dir={self.log_dir}", f"-Dstorm.conf.file={conf}",
+               f"-Dlog4j.configurationFile={h / 'log4j2' / 'cluster.xml'}",
+               "-cp", f"{h}/lib/*:{h}/extlib/*:{h}/conf", main_class]
+        with open(self.log_dir / f"{name}.out", "ab") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.base_dir,
+                                    start_new_session=True, preexec_fn=die_with_parent)
+        self.daemons.append(Daemon(name, proc, conf))
+
+    def _check_alive(self) -> None:
+        for d in self.daemons:
+            if d.proc.poll() is not None:
+                raise RuntimeError(f"Storm {d.name} exited with {d.proc.returncode}; see {self.log_dir}/{d.name}.out")
+
+    def remove_supervisor(self, name: str) -> None:
+        for d in [d for d in self.daemons if d.name == name]:
+            stop_group(d.proc, grace=5.0)
+            self.daemons.remove(d)
+
+    def stop(self) -> None:
+        """Supervisors (and their workers) first, then Nimbus, then ZooKeeper. Safe to call twice."""
+        for d in sorted(self.daemons, key=lambda d: ("supervisor" not in d.name, d.name != "nimbus")):
+            stop_group(d.proc, grace=5.0)
+        self.daemons = []
+        if self._own_base:
+            shutil.rmtree(self.base_dir, ignore_errors=True)
+
+    def __enter__(self) -> "LocalStormCluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _wait_port(port: int, timeout_s: float, what: str, logs: Path) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            s.settimeout(1.0)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.3)
+    raise TimeoutError(f"{what} did not listen on 127.0.0.1:{port} within {timeout_s:.0f}s; see {logs}")
