@@ -87,6 +87,13 @@ class NimbusClient:
         topology_id = self.topology_id(name)
         return self._call("getTopologyInfo", topology_id) if topology_id else None
 
+    def graph(self, name: str) -> dict[str, tuple[str, tuple[str, ...]]] | None:
+        """component -> (kind, upstream components) of the submitted topology, or None when it is not running."""
+        topology_id = self.topology_id(name)
+        if topology_id is None:
+            return None
+        return wiring(self._call("getUserTopology", topology_id))
+
     def topology(self, name: str) -> TopologyState | None:
         """The topology's layout as Nimbus has it now, or None when no topology has that name."""
         info = self.info(name)
@@ -132,3 +139,13 @@ def layout(info) -> TopologyState:
               if errs}
     comps = tuple(Component(c, executors[c], tasks[c]) for c in sorted(executors))
     return TopologyState(info.id, info.name, info.status, len(workers), comps, errors)
+
+
+def wiring(topology) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """component -> (kind, upstream components) from a StormTopology's inputs."""
+    out = {}
+    for kind, specs in (("spout", topology.spouts or {}), ("bolt", topology.bolts or {})):
+        for name, spec in specs.items():
+            inputs = (spec.common.inputs or {}) if spec.common else {}
+            out[name] = (kind, tuple(sorted({s.componentId for s in inputs if not s.componentId.startswith("__")})))
+    return out

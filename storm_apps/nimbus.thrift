@@ -106,6 +106,26 @@ struct RebalanceOptions {
   5: optional string topology_conf_overrides;
 }
 
+struct Opaque {
+}
+
+struct ComponentCommon {
+  1: optional map<GlobalStreamId, Opaque> inputs;
+}
+
+struct SpoutSpec {
+  2: optional ComponentCommon common;
+}
+
+struct Bolt {
+  2: optional ComponentCommon common;
+}
+
+struct StormTopology {
+  1: optional map<string, SpoutSpec> spouts;
+  2: optional map<string, Bolt> bolts;
+}
+
 exception NotAliveException {
   1: optional string msg;
 }
@@ -123,5 +143,6 @@ service Nimbus {
   void rebalance(1: string name, 2: RebalanceOptions options) throws (1: NotAliveException e, 2: InvalidTopologyException ite, 3: AuthorizationException aze);
   ClusterSummary getClusterInfo() throws (1: AuthorizationException aze);
   TopologySummary getTopologySummaryByName(1: string name) throws (1: AuthorizationException aze);
+  StormTopology getUserTopology(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
   TopologyInfo getTopologyInfo(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
 }
