@@ -9,7 +9,7 @@ from elastream.errors import UserError
 from elasticity.errors import InputError
 
 # sub-command name -> module in elastream.commands exposing register(subparsers) and run(args) -> int
-COMMANDS = ["run", "crds", "validate", "simulate", "bench"]
+COMMANDS = ["run", "crds", "validate", "simulate", "bench", "storm-exporter"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        module = importlib.import_module(f"elastream.commands.{name}")
+        module = importlib.import_module(f"elastream.commands.{name.replace('-', '_')}")
         module.register(subparsers)
     return parser
 

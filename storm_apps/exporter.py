@@ -202,6 +202,7 @@ class StormExporter:
             ("input_rate", "tuples/s arriving (spout: offered by the source)"),
             ("processing_rate", "tuples/s executed (spout: emitted)"),
             ("emit_rate", "tuples/s emitted on user streams"),
+            ("ack_rate", "records/s fully processed: acked tuple trees (spouts)"),
             ("busy_fraction", "mean share of time its executors spent executing (Storm's capacity)"),
             ("execute_latency_seconds", "mean execute latency"),
             ("complete_latency_seconds", "mean time from emit to full ack (spouts)"),
@@ -238,6 +239,7 @@ def component_values(kind: str, executor_rates: list[ExecutorRates | None], sour
         out["execute_latency_seconds"] = sum(lat) / len(lat) if lat else None
         if kind == "spout":
             out["processing_rate"] = emitted
+            out["ack_rate"] = sum(r.acked for r in rs)
             out["input_rate"] = offered_rate if offered_rate is not None else emitted
             out["busy_fraction"] = 0.0  # a spout's work is the source's; its backlog says when it falls behind
             done = [r.complete_latency_s for r in rs if r.complete_latency_s is not None]

@@ -123,9 +123,11 @@ def _progress_line(s: dict[str, Any]) -> str:
     def rate(x):
         return fmt_rate(x) if x is not None else "-"
 
-    p99 = f"{s['latency_p99_s']:.2f}s" if s["latency_p99_s"] is not None else "-"
+    # Spark measures a p99; Storm only a mean complete latency
+    kind, latency = ("p99", s["latency_p99_s"]) if s.get("latency_p99_s") is not None else ("mean", s.get("latency_p50_s"))
+    shown = f"{latency:.2f}s" if latency is not None else "-"
     backlog = fmt_count(s["backlog"]) if s["backlog"] is not None else "-"
-    return (f"{s['t']:7.0f}s  in {rate(s['input_rate']):>8}  done {rate(s['processing_rate']):>8}  p99 {p99:>7}  "
+    return (f"{s['t']:7.0f}s  in {rate(s['input_rate']):>8}  done {rate(s['processing_rate']):>8}  {kind:>4} {shown:>7}  "
             f"backlog {backlog:>6}  {_layout(s['parallelism'], s['target'])}")
 
 

@@ -83,7 +83,7 @@ class StormLocalJob:
             self.cluster = self.shared_cluster or LocalStormCluster(
                 supervisors=SUPERVISORS, slots_per_supervisor=slots, base_dir=self.workdir / "storm").start()
             self.nimbus = NimbusClient(self.cluster.nimbus_host, self.cluster.nimbus_port)
-            submit(self.cluster.storm_home, self.cluster.conf_file, self.cluster.nimbus_host, self.cluster.nimbus_port,
+            submit(self.cluster.storm_home, self.cluster.nimbus_host, self.cluster.nimbus_port,
                    name=self.topology, app=self.spec.application.builtin, parallelism=self.initial,
                    max_parallelism=self.max_parallelism,
                    workers=workers_for(self.initial, self.spec.executors_per_worker, w.min, w.max),
@@ -128,7 +128,7 @@ class StormLocalJob:
 
     def _resumed(self, t0: float, timeout_s: float = 120.0) -> float | None:
         """Seconds from the rebalance call until the source's acked offset moves again (the stall's end)."""
-        from storm_apps.source_state import read_source_state
+        from storm_apps.source import read_source_state
 
         start = read_source_state(self.state_dir) or {}
         deadline = t0 + timeout_s
@@ -145,7 +145,6 @@ class StormLocalJob:
         except MetricsUnavailable:
             values, info = {}, {}
         spouts = [n for n, (kind, _) in info.items() if kind == "spout"]
-        sinks = [n for n in info if not any(n in up for _, up in info.values())]
 
         def total(key, names):
             got = [values.get(key, {}).get(n) for n in names]
@@ -154,7 +153,7 @@ class StormLocalJob:
 
         current = {n: int(v) for n, v in values.get("executors", {}).items()} or None
         target = self.realized.history[-1].executors if self.realized and self.realized.history else None
-        return {"input_rate": total("inputRate", spouts), "processing_rate": total("processingRate", sinks),
+        return {"input_rate": total("inputRate", spouts), "processing_rate": total("ackRate", spouts),
                 "latency_p99_s": None, "latency_p50_s": total("completeLatency", spouts),
                 "backlog": total("backlog", spouts),
                 "busy": max(values.get("busyFraction", {}).values(), default=None),
@@ -173,7 +172,7 @@ class StormLocalJob:
 
     def finished(self) -> bool:
         """The load has ended and the sink has everything the source emitted (nothing left to drain)."""
-        from storm_apps.source_state import read_source_state
+        from storm_apps.source import read_source_state
 
         if self.submitted_at is None or time.time() < self.submitted_at + self.duration_s:
             return False

@@ -24,6 +24,7 @@ SERIES = {
     "inputRate": "elastream_storm_input_rate",
     "processingRate": "elastream_storm_processing_rate",
     "emitRate": "elastream_storm_emit_rate",
+    "ackRate": "elastream_storm_ack_rate",
     "busyFraction": "elastream_storm_busy_fraction",
     "executeLatency": "elastream_storm_execute_latency_seconds",
     "completeLatency": "elastream_storm_complete_latency_seconds",

@@ -1,0 +1,134 @@
+"""End to end, Storm in attach mode: a real Storm cluster (ZooKeeper, Nimbus, two supervisors from Maven Central's
+jars), a real topology with a replayable Python spout, `elastream storm-exporter` serving its metrics, a real
+Prometheus scraping it, the real test control plane and the operator. The load steps up: the operator must rebalance
+the component that cannot keep up, through Nimbus Thrift, and say which in the StreamApp's status. The last test
+checks that no record was lost."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+import yaml
+
+from spark_apps.cluster import free_port, stop_group
+from storm_apps import verify
+from storm_apps.cluster import LocalStormCluster
+from storm_apps.nimbus import NimbusClient
+from storm_apps.source import read_source_state
+from storm_apps.topology import APPS, submit
+from tests.conftest import ROOT
+from tests.operator_fixtures import operator_in_process, wait_for
+from tests.prometheus import PrometheusServer
+
+pytestmark = pytest.mark.slow
+APP = "storm-pipeline"
+LOAD_S = 240
+# enrich costs 25 ms a tuple: 12/s keeps one executor 30% busy, 36/s needs two at 70% target utilization
+GENERATOR = {"profile": "step", "rate": 12.0, "peak_rate": 36.0, "period": 60.0}
+MAX = {"spout": 1, "parse": 4, "enrich": 4, "aggregate": 4, "sink": 1}
+
+
+@pytest.fixture(scope="module")
+def storm(tmp_path_factory):
+    cluster = LocalStormCluster(supervisors=2, slots_per_supervisor=2,
+                                base_dir=tmp_path_factory.mktemp("storm")).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def topology(storm, tmp_path_factory):
+    state = tmp_path_factory.mktemp("topology") / "state"
+    submit(storm.storm_home, storm.nimbus_host, storm.nimbus_port, name=APP, app="pipeline", parallelism={},
+           max_parallelism=MAX, workers=1, generator=GENERATOR, state_dir=state, duration_s=LOAD_S)
+    yield state
+    try:
+        NimbusClient(storm.nimbus_host, storm.nimbus_port).kill(APP)
+    except ConnectionError:
+        pass
+
+
+@pytest.fixture(scope="module")
+def exporter(storm, topology):
+    """The exporter as users run it: the CLI, in its own process."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "elastream.cli", "storm-exporter", "--nimbus",
+                             f"{storm.nimbus_host}:{storm.nimbus_port}", "--topology", APP, "--listen",
+                             f"127.0.0.1:{port}", "--source-state", str(topology)], start_new_session=True)
+    yield f"127.0.0.1:{port}"
+    stop_group(proc, grace=5.0)
+
+
+@pytest.fixture(scope="module")
+def prometheus(exporter, tmp_path_factory):
+    server = PrometheusServer([exporter], tmp_path_factory.mktemp("prometheus")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def ns(crds_installed, storm, prometheus):
+    k = crds_installed
+    name = f"e2e-storm-{uuid.uuid4().hex[:6]}"
+    k.kubectl("create", "namespace", name)
+    k.kubectl("apply", "-f", str(ROOT / "charts" / "elastream" / "crds" / "kopf.dev_peerings.yaml"))
+    docs = [
+        {"apiVersion": "elastream.io/v1alpha1", "kind": "ElasticityPolicy", "metadata": {"name": "storm"},
+         "spec": {"algorithm": "ds2", "metrics": {"prometheus": {"url": prometheus.url}, "staleAfter": "30s"},
+                  "latencyTarget": "5s", "targetUtilization": 0.7, "evaluationInterval": "10s",
+                  "metricsWindow": "30s", "stabilizationWindow": "20s", "scaleDown": {"delay": "60s"},
+                  "maxRescalesPerHour": 60}},
+        {"apiVersion": "elastream.io/v1alpha1", "kind": "StreamApp", "metadata": {"name": APP},
+         "spec": {"engine": "storm", "policyRef": {"name": "storm"}, "storm": {
+             "application": {"builtin": "pipeline"}, "workers": {"initial": 1, "min": 1, "max": 4},
+             "executorsPerWorker": 4, "maxParallelism": MAX,
+             "attach": {"nimbusHost": storm.nimbus_host, "nimbusPort": storm.nimbus_port}}}},
+    ]
+    k.kubectl("apply", "-n", name, "-f", "-", input=yaml.safe_dump_all(docs))
+    yield name
+    k.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def app_status(k, ns) -> dict:
+    return json.loads(k.kubectl("get", "streamapp", APP, "-n", ns, "-o", "json").stdout).get("status", {})
+
+
+def test_prometheus_sees_every_component(prometheus, topology):
+    def components():
+        return {r["metric"]["component"] for r in prometheus.query(f'elastream_storm_busy_fraction{{app="{APP}"}}')}
+
+    wait_for("busy fractions of every component in Prometheus",
+             lambda: components() >= set(MAX) - {"sink"} or None, timeout=180, every=2)
+
+
+def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topology):
+    k = crds_installed
+    nimbus = NimbusClient(storm.nimbus_host, storm.nimbus_port)
+    with operator_in_process(k, ns):
+        up = wait_for("a realized scale-out in the StreamApp's history", lambda: next(
+            (d for d in app_status(k, ns).get("history", []) if d["action"] == "scaleUp" and d["realized"]), None),
+            timeout=300, every=2)
+        assert "enrich" in up["reason"], up  # the 25 ms bolt is the one that cannot keep up
+        layout = wait_for("Nimbus to run enrich on more executors",
+                          lambda: (t := nimbus.topology(APP)) and t.executors()["enrich"] > 1 and t, timeout=120)
+        assert layout.status == "ACTIVE"
+        events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
+                           "json").stdout
+        assert "enrich" in events and "Rescaled" in events
+
+
+def test_nothing_lost(topology):
+    """After the load ends and the topology drains, every record the source emitted reached the sink."""
+    def drained():
+        s = read_source_state(topology) or {}
+        return s.get("total") is not None and s.get("acked", -1) >= s["total"] and s.get("pending") == 0
+
+    deadline = LOAD_S + 240
+    wait_for("the topology to drain", drained, timeout=deadline, every=2)
+    check = verify.check(topology)
+    assert check.produced == read_source_state(topology)["total"] > 0
+    assert check.missing == 0, check

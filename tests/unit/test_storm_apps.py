@@ -1,0 +1,164 @@
+"""Pure parts of storm_apps: the replayable source, the verifier, the exporter's rates, the Flux definition and
+the reading of Nimbus's Thrift structs. The real cluster runs in tests/local/test_storm_local.py and
+tests/e2e/test_operator_storm.py."""
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+
+from spark_apps.profile import make_profile
+from storm_apps import verify
+from storm_apps.exporter import ALL_TIME, Report, component_values, rates, report_of
+from storm_apps.nimbus import layout, storm_thrift, wiring
+from storm_apps.source import ReplayableSource, read_source_state, sentence
+from storm_apps.topology import APPS, flux_yaml
+
+
+def source(tmp_path, rate=10.0, duration=None, now=1000.0):
+    return ReplayableSource(make_profile("constant", rate=rate, duration=duration), tmp_path, now)
+
+
+def test_source_emits_what_is_due_and_commits_on_ack(tmp_path):
+    s = source(tmp_path)
+    assert s.next_batch(1000.0, 50) == []
+    assert s.next_batch(1001.0, 50) == list(range(10))
+    assert s.next_batch(1002.0, 4) == [10, 11, 12, 13]  # the limit holds; the rest stays as backlog
+    for seq in (0, 1, 3):
+        s.ack(seq)
+    assert s.committed == 2 and s.acked_above == {3}
+    snap = s.snapshot(1002.0)
+    assert (snap["offered"], snap["acked"], snap["pending"], snap["backlog"]) == (20, 3, 11, 6)
+
+
+def test_a_restarted_source_replays_everything_not_acked(tmp_path):
+    s = source(tmp_path)
+    s.next_batch(1001.0, 50)
+    for seq in (0, 1, 2, 5):
+        s.ack(seq)
+    s.save(1001.0)
+    again = ReplayableSource(make_profile("constant", rate=10.0), tmp_path, 5000.0)
+    assert again.t0 == 1000.0  # the load profile goes on where it was
+    assert again.next_batch(1001.0, 50) == [3, 4, 6, 7, 8, 9]
+    assert again.restarts == 1 and again.replayed == 6
+
+
+def test_a_failed_tuple_is_emitted_again_once(tmp_path):
+    s = source(tmp_path)
+    s.next_batch(1001.0, 50)
+    s.fail(4)
+    s.fail(4)  # a second fail of a tuple not in flight changes nothing
+    assert s.next_batch(1001.0, 50) == [4]
+    assert s.replayed == 1
+
+
+def test_source_ends_with_its_profile(tmp_path):
+    s = source(tmp_path, rate=10.0, duration=2.0)
+    assert len(s.next_batch(1010.0, 100)) == 20
+    for seq in range(20):
+        s.ack(seq)
+    s.save(1010.0)
+    state = read_source_state(tmp_path)
+    assert state["total"] == state["acked"] == 20 and state["pending"] == 0
+
+
+def test_sentences_are_replayed_identically():
+    assert sentence(42) == sentence(42)
+    assert 3 <= len(sentence(7).split()) <= 6
+
+
+def test_verify_counts_missing_and_duplicates(tmp_path):
+    s = source(tmp_path)
+    s.next_batch(1000.4, 50)  # records 0..3
+    s.save(1000.4)
+    (tmp_path / "sink-5-1.txt").write_text("0 0 2\n0 1 2\n1 0 1\n2 0 1\n")
+    (tmp_path / "sink-5-2.txt").write_text("2 0 1\n3 0 2\n3 1")  # a duplicate, record 3 half there, a torn line
+    check = verify.check(tmp_path)
+    assert (check.produced, check.processed, check.missing, check.duplicates) == (4, 3, 1, 1)
+
+
+def test_rates_use_reports_at_least_the_span_apart():
+    reports = deque([Report(0.0, executed=0, execute_ms=0), Report(10.0, executed=100, execute_ms=500),
+                     Report(20.0, executed=200, execute_ms=1000)])
+    r = rates(reports, now=21.0)
+    assert r.executed == pytest.approx(10.0) and r.busy == pytest.approx(0.05)
+    assert r.execute_latency_s == pytest.approx(0.005)
+    assert rates(deque([Report(0.0), Report(10.0, executed=5)]), now=11.0) is None  # too short a span yet
+
+
+def test_rates_of_a_quiet_executor_fall_to_zero():
+    assert rates(deque([Report(0.0, executed=50)]), now=30.0).executed == 0.0
+
+
+def test_rates_after_a_counter_reset_are_unknown():
+    assert rates(deque([Report(0.0, executed=500), Report(20.0, executed=10)]), now=21.0) is None
+
+
+def test_a_component_without_every_executor_rate_has_no_rate():
+    r = rates(deque([Report(0.0), Report(20.0, executed=200, execute_ms=2000)]), now=20.0)
+    assert component_values("bolt", [r, None], None, None).get("processing_rate") is None
+    both = component_values("bolt", [r, r], None, None)
+    assert both["processing_rate"] == pytest.approx(20.0) and both["busy_fraction"] == pytest.approx(0.1)
+
+
+def test_spout_values_come_from_the_source_when_there_is_one():
+    r = rates(deque([Report(0.0), Report(20.0, emitted=200, acked=180, complete_ms=180 * 40)]), now=20.0)
+    v = component_values("spout", [r], {"backlog": 7, "pending": 3}, 12.5)
+    assert (v["input_rate"], v["processing_rate"], v["ack_rate"]) == (12.5, 10.0, 9.0)
+    assert v["complete_latency_seconds"] == pytest.approx(0.04)
+    assert (v["backlog_records"], v["pending_tuples"]) == (7.0, 3.0)
+    assert component_values("spout", [r], None, None)["input_rate"] == 10.0
+
+
+def _executor(component, task, port, executed=None, spout_acked=None):
+    t = storm_thrift
+    stream = t.GlobalStreamId(componentId="spout", streamId="default")
+    tick = t.GlobalStreamId(componentId="__system", streamId="__tick")
+    specific = (t.ExecutorSpecificStats(spout=t.SpoutStats(acked={ALL_TIME: {"default": spout_acked}},
+                                                           complete_ms_avg={ALL_TIME: {"default": 40.0}}))
+                if spout_acked is not None else
+                t.ExecutorSpecificStats(bolt=t.BoltStats(executed={ALL_TIME: {stream: executed or 0, tick: 9}},
+                                                         execute_ms_avg={ALL_TIME: {stream: 2.0, tick: 0.0}})))
+    return t.ExecutorSummary(executor_info=t.ExecutorInfo(task_start=task, task_end=task + 1),
+                             component_id=component, host="h", port=port,
+                             stats=t.ExecutorStats(emitted={ALL_TIME: {"default": 7, "__ack_ack": 3}},
+                                                   specific=specific))
+
+
+def test_report_of_counts_user_streams_only():
+    r = report_of(_executor("split", 1, 6700, executed=100), now=5.0)
+    assert (r.executed, r.execute_ms, r.emitted) == (100.0, 200.0, 7.0)
+    s = report_of(_executor("spout", 9, 6700, spout_acked=50), now=5.0)
+    assert (s.acked, s.complete_ms) == (50.0, 2000.0)
+
+
+def test_layout_counts_executors_tasks_and_workers():
+    info = storm_thrift.TopologyInfo(id="t-1", name="t", status="ACTIVE", executors=[
+        _executor("split", 1, 6700), _executor("split", 3, 6701), _executor("__acker", 5, 6700)],
+        errors={"split": [storm_thrift.ErrorInfo(error="boom\n at x")]})
+    state = layout(info)
+    assert state.executors() == {"split": 2} and state.components[0].tasks == 4 and state.workers == 2
+    assert state.errors == {"split": "boom"}
+
+
+def test_wiring_reads_upstream_components():
+    t = storm_thrift
+    common = t.ComponentCommon(inputs={t.GlobalStreamId(componentId="spout", streamId="default"): t.Opaque(),
+                                       t.GlobalStreamId(componentId="__system", streamId="__tick"): t.Opaque()})
+    topo = t.StormTopology(spouts={"spout": t.SpoutSpec(common=t.ComponentCommon(inputs={}))},
+                           bolts={"split": t.Bolt(common=common)})
+    assert wiring(topo) == {"spout": ("spout", ()), "split": ("bolt", ("spout",))}
+
+
+@pytest.mark.parametrize("app", sorted(APPS))
+def test_flux_definition_submits_tasks_at_max_parallelism(app, tmp_path):
+    topology = APPS[app]
+    flux = flux_yaml("t", app, parallelism={}, max_parallelism=topology.default_max_parallelism, workers=2,
+                     generator={"profile": "constant", "rate": 5}, state_dir=tmp_path, python="/usr/bin/python3")
+    components = {c["id"]: c for c in flux["spouts"] + flux["bolts"]}
+    assert set(components) == {name for name, _, _ in topology.components}
+    assert all(c["numTasks"] == topology.default_max_parallelism[n] and c["parallelism"] == 1
+               for n, c in components.items())
+    assert flux["config"]["topology.acker.executors"] == 1  # acking on
+    assert {(s["from"], s["to"]) for s in flux["streams"]} == {(u, n) for n, _, ups in topology.components
+                                                                 for u in ups}
