@@ -85,6 +85,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write the 'operator' section of docs/benchmarks.md (a cluster benchmark: off by default)")
     o.set_defaults(handler=_run_operator)
 
+    s = targets.add_parser(
+        "storm-rebalance",
+        help="on a local Storm cluster (no Kubernetes): what each Nimbus rebalance costs — layout time, the sink's "
+             "throughput gap, tuples replayed — beside the simulator's storm-rebalance pause",
+    )
+    s.add_argument("--repeats", type=int, default=3, metavar="N",
+                   help="rounds of executors out/in and workers out/in (default 3)")
+    s.add_argument("--rate", type=float, default=20.0, metavar="R", help="records/s offered (default 20)")
+    s.add_argument("--json", metavar="FILE", help="also write every rebalance as JSON")
+    s.add_argument("--docs", action="store_true",
+                   help="write the 'storm-rebalance' section of docs/benchmarks.md (off by default)")
+    s.set_defaults(handler=_run_storm_rebalance)
+
 
 def _run_elasticity(args: argparse.Namespace) -> int:
     from elasticity.benchmark import bench_main
@@ -129,4 +142,15 @@ def _run_operator(args: argparse.Namespace) -> int:
         from elastream.benchdoc import write_section
 
         print(f"\nwrote the 'operator' section of {write_section('operator', args.docs_markdown)}")
+    return rc
+
+
+def _run_storm_rebalance(args: argparse.Namespace) -> int:
+    from elastream.bench_storm import bench_main
+
+    rc = bench_main(args)
+    if rc == 0 and args.docs:
+        from elastream.benchdoc import write_section
+
+        print(f"\nwrote the 'storm-rebalance' section of {write_section('storm-rebalance', args.docs_markdown)}")
     return rc

@@ -22,7 +22,7 @@ from elastream.engines.spark.control import ControlEndpointClient, ControlEndpoi
 from elastream.engines.spark.observation import SPARK_STAGE, wall_clock_processing_rate
 from elastream.engines.spark.scrape import ScrapeMetricsSource
 from elastream.local.manifest import LocalApp
-from elastream.runner_args import runner_args
+from elastream.engines.spark.runner_args import runner_args
 from spark_apps import verify
 from spark_apps.cluster import LocalSparkCluster, free_port, stop_driver
 from spark_apps.source import GeneratorConfig

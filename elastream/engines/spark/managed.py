@@ -16,7 +16,7 @@ import yaml
 
 from elastream.api.streamapp import DATA_PATH, StreamAppSpec
 from elastream.engines.owners import LABEL_APP, LABEL_ROLE, object_meta as _meta, owner_reference, selector  # noqa: F401
-from elastream.runner_args import runner_args
+from elastream.engines.spark.runner_args import runner_args
 
 METRICS_PORT = 9108
 CONTROL_PORT = 9109

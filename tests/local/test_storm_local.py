@@ -1,0 +1,38 @@
+"""`elastream run` with a real local Storm cluster: the step makes the word count's `count` bolt fall behind, the
+loop rebalances it out through Nimbus and back in after the step, nothing is lost (at-least-once: replays are
+reported as duplicates), and no Storm process is left running."""
+import json
+from pathlib import Path
+
+import pytest
+
+from elastream.cli import main
+from tests.local.test_local_run import processes_mentioning
+
+HERE = Path(__file__).parent
+pytestmark = pytest.mark.slow
+
+
+def test_storm_run_rebalances_out_and_in_losing_nothing(tmp_path, capsys):
+    report_dir = tmp_path / "report"
+    assert main(["run", str(HERE / "storm-short.yaml"), "--duration", "200", "--report", str(report_dir)]) == 0
+    log = capsys.readouterr().out
+    report = json.loads((report_dir / "report.json").read_text())
+    assert report["records_produced"] > 2000
+    assert report["missing"] == 0 and report["records_processed"] == report["records_produced"]
+    assert report["duplicates"] >= 0
+
+    def moved(r, sign):
+        return [c for c, n in r["to"].items() if (n - r["from"][c]) * sign > 0]
+
+    ups = [r for r in report["rescales"] if moved(r, +1)]
+    assert ups, f"no scale-out: {report['decisions']}"
+    assert any(moved(r, -1) and r["t"] > ups[0]["t"] for r in report["rescales"]), \
+        f"no scale-in after the step: {report['decisions']}"
+    assert "count" in moved(ups[0], +1)  # the per-word bolt is the one that falls behind
+    for r in report["rescales"]:  # each rescale names its component in the log
+        assert f"decision at {r['t']:.0f}s: {r['reason']}" in log
+        assert any(c in r["reason"] for c in moved(r, +1) + moved(r, -1))
+    assert [set(s) for s in report["rebalances"][0]] and all(s["layout_s"] > 0 for s in report["rebalances"])
+    assert (report_dir / "timeline.png").stat().st_size > 10_000
+    assert processes_mentioning(str(report_dir)) == []
