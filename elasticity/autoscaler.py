@@ -66,7 +66,7 @@ class JobAutoscaler:
         check_effectiveness(observation, st, cfg, now)
         ctx = PolicyContext(observation=observation, history=st.observations(), config=cfg, now=now,
                             memory=st.policy_memory.setdefault(self.policy.name, {}),
-                            last_rescale_at=st.last_rescale_at)
+                            last_rescale_at=st.last_rescale_at, rescale_stall_s=st.rescale_stall_s)
         proposal = self.policy.propose(ctx)
         d = apply_guards(proposal, observation, st, cfg, now, self.policy.name)
         st.last_decision = d.to_dict()
@@ -134,7 +134,7 @@ class JobAutoscaler:
             if self.realizer is None:
                 raise RuntimeError("JobAutoscaler.scale() needs a Realizer in auto mode")
             try:
-                self.realizer.realize(self.job, d)
+                stall = self.realizer.realize(self.job, d)
             except Exception as err:  # report, keep the old state: nothing changed
                 log.warning("rescale of %s failed: %s", self.job, err)
                 d.action, d.guard = "hold", "realize_failed"
@@ -145,6 +145,8 @@ class JobAutoscaler:
                 return d
             assert obs is not None
             self.record_rescale(d, obs)
+            if isinstance(stall, (int, float)) and stall >= 0:
+                self.state.rescale_stall_s = float(stall)
             self.events.emit(self.job, Event("Normal", "Rescaled", d.reason, d.to_dict()))
         elif d.changed and d.advisory:
             self.events.emit(self.job, Event("Normal", "RescaleAdvised", d.reason, d.to_dict()))

@@ -19,8 +19,11 @@ class MetricsSource(Protocol):
 
 @runtime_checkable
 class Realizer(Protocol):
-    def realize(self, job: str, decision: Decision) -> None:
-        """Apply decision.targets (parallelism per stage) to the running job. Raise on failure."""
+    def realize(self, job: str, decision: Decision) -> float | None:
+        """Apply decision.targets (parallelism per stage) to the running job. Raise on failure.
+
+        May return the seconds a rescale of this job stalls processing, as the engine measured it on its earlier
+        rescales (a Storm rebalance restarts workers), or None when it does not know: policies plan for it."""
 
 
 @runtime_checkable

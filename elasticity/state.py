@@ -12,6 +12,7 @@ class AutoscalerState:
     history: list[dict[str, Any]] = field(default_factory=list)  # JobObservation dicts in the metrics window
     last_rescale_at: float | None = None
     rescale_times: list[float] = field(default_factory=list)  # realized rescales within the last hour
+    rescale_stall_s: float | None = None  # what the engine last measured a rescale to stall processing
     scale_down_since: dict[str, float] = field(default_factory=dict)  # "*" -> since when the job wants a scale-down
     pending_effectiveness: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> {p0, p1, rate0, at}
     ineffective_until: dict[str, float] = field(default_factory=dict)  # stage -> scale-ups blocked until

@@ -17,6 +17,7 @@ class PolicyContext:
     now: float
     memory: dict[str, Any] = field(default_factory=dict)  # JSON-able, persisted between evaluations
     last_rescale_at: float | None = None
+    rescale_stall_s: float | None = None  # the engine's measured stall of a rescale (Realizer.realize), if any
 
 
 @dataclass

@@ -112,7 +112,8 @@ class ElastreamPolicy:
     @staticmethod
     def _stalling_pause(ctx: PolicyContext) -> float:
         """Seconds of input a rescale of this job stalls, when that alone breaks the latency target (a Storm
-        rebalance stops the world; a Spark executor joins without a pause), else 0. Measured after each rescale
+        rebalance stops the world; a Spark executor joins without a pause), else 0. The engine's measured stall
+        (ctx.rescale_stall_s) when it reports one; and measured after each rescale
         as the largest jump of a stage's backlog, in seconds of its input, between the evaluations around it
         (a lower bound: part of it has drained), averaged with the earlier measurements."""
         mem, obs, t = ctx.memory, ctx.observation, ctx.last_rescale_at
@@ -124,7 +125,8 @@ class ElastreamPolicy:
             old = mem.get("pause_s")
             mem["pause_s"], mem["pause_for"] = (jump if old is None else 0.5 * (old + jump)), t
         mem["backlog_before"] = [obs.timestamp, now]
-        pause = float(mem.get("pause_s") or 0.0)
+        # the engine's own measurement, when it has one, bounds the backlog's (a lower bound) from below
+        pause = max(float(mem.get("pause_s") or 0.0), float(ctx.rescale_stall_s or 0.0))
         return pause if pause >= 0.5 * ctx.config.latency_target_s else 0.0
 
     # --- planning -------------------------------------------------------------------------------------------

@@ -113,3 +113,27 @@ def test_zero_executors_are_rejected_with_the_field_named():
 
     with pytest.raises(ValidationError, match="maxParallelism"):
         StreamAppSpec.model_validate({"engine": "storm", "storm": {"maxParallelism": {"count": 0}}})
+
+
+def test_the_realizer_measures_stalls_in_the_background_and_returns_their_median():
+    import threading
+
+    released = threading.Event()
+
+    def probe():
+        def wait(t0):
+            released.wait(5)
+            return 12.0
+        return wait
+
+    r = RebalanceRealizer(FakeNimbus(), "wc-topo", 4, (1, 4), stall_probe=probe)
+    d = Decision(job="wc", timestamp=0, policy="ds2", action="scale", current={"count": 1}, targets={"count": 2},
+                 reason="x")
+    assert r.realize("wc", d) is None  # nothing measured yet: realize does not wait for the stall to end
+    released.set()
+    for _ in range(100):
+        if r.history[0].stall_s is not None:
+            break
+        threading.Event().wait(0.02)
+    assert r.history[0].stall_s == 12.0
+    assert r.realize("wc", d) == 12.0

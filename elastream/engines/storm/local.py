@@ -123,21 +123,24 @@ class StormLocalJob:
         if self.realized is None:
             w = self.spec.workers
             self.realized = RebalanceRealizer(self.nimbus, self.topology, self.spec.executors_per_worker,
-                                              (w.min, w.max), resumed=self._resumed)
+                                              (w.min, w.max), stall_probe=self._stall_probe)
         return self.realized
 
-    def _resumed(self, t0: float, timeout_s: float = 120.0) -> float | None:
-        """Seconds from the rebalance call until the source's acked offset moves again (the stall's end)."""
+    def _stall_probe(self):
+        """Before a rebalance: the records emitted so far. The wait returns the seconds from the call until all of
+        them are acked (the source's committed offset passes them), replays of lost tuples included."""
         from storm_apps.source import read_source_state
 
-        start = read_source_state(self.state_dir) or {}
-        deadline = t0 + timeout_s
-        while time.monotonic() < deadline:
-            now = read_source_state(self.state_dir) or {}
-            if now.get("acked", 0) > start.get("acked", 0):
-                return round(time.monotonic() - t0, 2)
-            time.sleep(0.25)
-        return None
+        emitted = (read_source_state(self.state_dir) or {}).get("next_seq", 0)
+
+        def wait(t0: float, timeout_s: float = 180.0) -> float | None:
+            while time.monotonic() < t0 + timeout_s and self.cluster is not None:
+                if (read_source_state(self.state_dir) or {}).get("committed", 0) >= emitted:
+                    return time.monotonic() - t0
+                time.sleep(0.25)
+            return None
+
+        return wait
 
     def sample(self) -> dict[str, Any]:
         try:
@@ -163,7 +166,7 @@ class StormLocalJob:
         from storm_apps import verify
 
         check = verify.check(self.state_dir)
-        stalls = [{"executors": r.executors, "workers": r.workers, "layout_s": r.layout_s, "resumed_s": r.resumed_s}
+        stalls = [{"executors": r.executors, "workers": r.workers, "layout_s": r.layout_s, "stall_s": r.stall_s}
                   for r in (self.realized.history if self.realized else [])]
         return {"records_produced": check.produced, "records_processed": check.processed,
                 "missing": check.missing, "duplicates": check.duplicates,

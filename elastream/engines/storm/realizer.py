@@ -2,13 +2,17 @@
 change and the workers that follow from the new total, then wait until Nimbus shows the new layout.
 
 Storm allows one rebalance at a time and restarts every worker whose assignment changes, so a rebalance stalls
-the topology: the time it takes is measured and kept (`stalls`), for the status, the benchmark and the core's
-planning (PolicyConfig.restart_time_s).
+the topology. Where the engine can tell (a `stall_probe`: the local mode reads the source's committed offset), each
+rebalance's stall is measured in the background — from the call until every record emitted before it is acked,
+replays of tuples lost in restarted workers included — and realize() returns the median of those measured so far,
+which the core plans with (Realizer.realize's return value).
 """
 from __future__ import annotations
 
 import logging
 import math
+import statistics
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -31,7 +35,7 @@ class Rebalance:
     executors: dict[str, int]
     workers: int
     layout_s: float  # call → Nimbus shows the new layout, ACTIVE
-    resumed_s: float | None = None  # call → the topology processes again (when a probe can tell)
+    stall_s: float | None = None  # call → every record emitted before the call acked (when a probe can tell)
 
 
 @dataclass
@@ -41,13 +45,15 @@ class RebalanceRealizer:
     executors_per_worker: int
     workers_range: tuple[int, int]
     timeout_s: float = 180.0
-    resumed: Callable[[float], float | None] | None = None  # probe: seconds since `t0` until work resumed, or None
+    # called just before a rebalance; returns a blocking wait: (t0) -> seconds from t0 until the stall ended, or None
+    stall_probe: Callable[[], Callable[[float], float | None]] | None = None
     on_rebalance: Callable[[Rebalance], None] | None = None
     history: list[Rebalance] = field(default_factory=list)
 
-    def realize(self, job: str, decision: Decision) -> None:
+    def realize(self, job: str, decision: Decision) -> float | None:
         changed = {c: n for c, n in decision.targets.items() if decision.current.get(c) != n}
         workers = workers_for(decision.targets, self.executors_per_worker, *self.workers_range)
+        wait_stall = self.stall_probe() if self.stall_probe is not None else None
         t0 = time.monotonic()
         try:
             self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0)
@@ -56,9 +62,21 @@ class RebalanceRealizer:
         except ConnectionError as err:  # the client's NimbusUnavailable is a ConnectionError
             raise JobUnreachable(str(err)) from err
         done = Rebalance(dict(changed), workers, round(layout_s, 2))
-        if self.resumed is not None:
-            done.resumed_s = self.resumed(t0)
+        if wait_stall is not None:
+            threading.Thread(target=self._measure, args=(done, wait_stall, t0), daemon=True,
+                             name=f"stall-{self.topology}").start()
         self.history.append(done)
         log.info("rebalanced %s: %s, %d workers, layout in %.1fs", self.topology, changed, workers, layout_s)
         if self.on_rebalance is not None:
             self.on_rebalance(done)
+        return self.typical_stall()
+
+    @staticmethod
+    def _measure(done: Rebalance, wait_stall: Callable[[float], float | None], t0: float) -> None:
+        stall = wait_stall(t0)
+        done.stall_s = round(stall, 2) if stall is not None else None
+
+    def typical_stall(self) -> float | None:
+        """The median stall of the rebalances measured so far, or None."""
+        measured = [r.stall_s for r in self.history if r.stall_s is not None]
+        return statistics.median(measured) if measured else None

@@ -58,3 +58,16 @@ def test_a_short_pause_is_not_planned_for():
     assert mem["pause_s"] == 1.0
     o = obs(stage("src", p=6, rate=2000.0, busy=0.8, maxp=360), t=90.0)
     assert ElastreamPolicy._stalling_pause(PolicyContext(o, [], cfg, 90.0, mem, last_rescale_at=30.0)) == 0.0
+
+
+def test_the_engines_measured_stall_sets_the_pause_before_any_backlog_is_seen():
+    from elasticity.config import PolicyConfig
+    from elasticity.policies.base import PolicyContext
+    from elasticity.policies.elastream import ElastreamPolicy
+    from tests.unit.elasticity.helpers import obs, stage
+
+    cfg = PolicyConfig(latency_target_s=5.0)
+    ctx = PolicyContext(observation=obs(stage("src")), history=[], config=cfg, now=0.0, rescale_stall_s=20.0)
+    assert ElastreamPolicy._stalling_pause(ctx) == 20.0
+    short = PolicyContext(observation=obs(stage("src")), history=[], config=cfg, now=0.0, rescale_stall_s=1.0)
+    assert ElastreamPolicy._stalling_pause(short) == 0.0  # well under the latency target: no stalling rescale

@@ -243,3 +243,19 @@ def test_policy_config_defaults_and_validation():
         PolicyConfig(min_parallelism=10, max_parallelism=4)
     with pytest.raises(ValueError):
         PolicyConfig(algorithm="magic")
+
+
+def test_a_stall_the_realizer_measured_reaches_the_policy_and_survives_a_restart():
+    a, src, clock, realizer, events, store = make({"src": 6})
+    seen = []
+    a.policy.propose = lambda ctx: seen.append(ctx.rescale_stall_s) or Proposal({"src": 6}, "x", {})
+    realizer.realize = lambda job, d: 14.0  # a Storm rebalance: the engine measured its earlier stalls
+    src.observation = o()
+    a.scale()
+    assert seen == [None] and a.state.rescale_stall_s == 14.0
+    b = JobAutoscaler("j", a.config, metrics=src, realizer=realizer, store=store, events=events, clock=clock,
+                      policy=a.policy)
+    clock.advance(400)
+    src.observation = o(p=6, t=1400.0)
+    b.evaluate(src.observation)
+    assert seen[-1] == 14.0
