@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 ALL_TIME = ":all-time"
 MIN_SPAN_S = 15.0  # between two reports of one executor (reports come every 10 s)
 WINDOW_S = 45.0  # keep reports this long
-QUIET_S = 12.0  # an executor whose counters did not move for this long reported nothing new: rate 0
+QUIET_S = 12.0
+OFFERED_SPAN_S = 10.0  # an executor whose counters did not move for this long reported nothing new: rate 0
 
 
 @dataclass
@@ -171,8 +172,9 @@ class StormExporter:
         self.offered.append((now, source["offered"]))
         while len(self.offered) > 2 and now - self.offered[0][0] > WINDOW_S:
             self.offered.popleft()
-        t0, n0 = self.offered[0]
-        return (source["offered"] - n0) / (now - t0) if now - t0 >= MIN_SPAN_S else None
+        # the source writes its state twice a second: a short span is exact and follows a step quickly
+        base = next(((t, n) for t, n in reversed(self.offered) if now - t >= OFFERED_SPAN_S), None)
+        return (source["offered"] - base[1]) / (now - base[0]) if base else None
 
     def start(self, interval_s: float = 1.0) -> "StormExporter":
         def loop():

@@ -30,6 +30,10 @@ def check_runnable(app: LocalApp) -> None:
                         f"{', '.join(missing)} not built yet")
     if app.spec.storm.attach is not None:
         raise ManifestError(app.name, ["spec.storm.attach: the local mode starts its own Storm cluster; remove attach"])
+    trace = app.spec.storm.source.generator.trace
+    if app.spec.storm.source.generator.profile == "trace" and not (trace and Path(trace).is_file()):
+        raise ManifestError(app.name, [f"spec.storm.source.generator.trace: {trace!r} is not a readable file "
+                                       "(a CSV with header time,rate)"])
 
 
 def layout(app: LocalApp) -> tuple[dict[str, int], dict[str, int]]:
@@ -87,7 +91,7 @@ class StormLocalJob:
                    name=self.topology, app=self.spec.application.builtin, parallelism=self.initial,
                    max_parallelism=self.max_parallelism,
                    workers=workers_for(self.initial, self.spec.executors_per_worker, w.min, w.max),
-                   generator=self.spec.source.generator.model_dump(), state_dir=self.state_dir,
+                   generator=self._generator(), state_dir=self.state_dir,
                    duration_s=self.duration_s)
             self.submitted_at = time.time()
             self.exporter = StormExporter(self.nimbus, self.topology, self.app.name, self.state_dir)
@@ -98,6 +102,13 @@ class StormLocalJob:
             self.stop()
             raise
         return self
+
+    def _generator(self) -> dict:
+        """The spout's load profile; a trace path is made absolute (the spout runs in a worker's directory)."""
+        generator = self.spec.source.generator.model_dump()
+        if generator.get("trace"):
+            generator["trace"] = str(Path(generator["trace"]).resolve())
+        return generator
 
     def _wait_ready(self, timeout_s: float) -> None:
         """Until every component has reported once (the first stats come ~20 s after a submit)."""
