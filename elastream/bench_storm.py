@@ -116,6 +116,7 @@ def bench_main(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
     args.docs_markdown = (
+        "## Storm rebalance — what a real Nimbus rebalance costs\n\n"
         f"Command: `elastream bench storm-rebalance --repeats {args.repeats} --rate {args.rate:g}` — a local Storm "
         f"2.8.3 cluster (ZooKeeper, Nimbus, 2 supervisors × 2 slots), the `pipeline` topology at {args.rate:g} "
         f"records/s, every rebalance through Nimbus Thrift with wait_secs 0; gap = the longest time the sink "

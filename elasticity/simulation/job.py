@@ -222,5 +222,9 @@ class SimulatedJob:
             latency_p99_s=float(np.percentile(self.tl.latency_p99[a:b], 99)),
         )
 
-    def realize(self, job: str, decision) -> None:
+    def realize(self, job: str, decision) -> float | None:
+        """Apply the targets. Like the Storm engine, report the stall measured on earlier rescales (None before the
+        first one has been seen)."""
+        measured = self.spec.rescale_pause_s if self.rescales and not self.free else None
         self.set_parallelism(decision.targets)
+        return measured

@@ -1,0 +1,17 @@
+"""The storm-rebalance benchmark's measurement and table (the benchmark itself runs a real Storm cluster)."""
+from elastream.bench_storm import MOVES, longest_gap, table
+
+
+def test_longest_gap_counts_from_the_call_and_up_to_the_window_end():
+    assert longest_gap(0.0, [0.5, 1.0, 13.0, 13.5], until=60.0) == 46.5  # nothing after 13.5 s
+    assert longest_gap(0.0, [9.0, 9.1, 59.9], until=60.0) == 50.8
+    assert longest_gap(0.0, [], until=60.0) == 60.0
+    assert longest_gap(10.0, [5.0, 12.0, 20.0, 70.0], until=70.0) == 50.0  # growth before the call is ignored
+
+
+def test_table_has_a_row_per_move_and_the_simulators_pause():
+    runs = [{"move": label, "layout_s": 0.5, "gap_s": 10.0 + i, "replayed": 3} for i, (label, _, _) in enumerate(MOVES)]
+    text = table({"runs": runs}, simulated_pause_s=10.0)
+    assert all(f"| {label} | 1 |" in text for label, _, _ in MOVES)
+    assert "| **all, measured** | 4 | – | 11.5 | 13.0 | – |" in text
+    assert "simulator `storm-rebalance`" in text and "| 10.0 |" in text
