@@ -106,8 +106,12 @@ def table(result: dict, simulated_pause_s: float) -> str:
 def bench_main(args: argparse.Namespace) -> int:
     from elasticity.simulation.scenarios import get_scenario
 
-    if args.repeats < 1 or args.rate <= 0:
-        raise SystemExit("elastream bench storm-rebalance: --repeats must be ≥ 1 and --rate > 0")
+    from elastream.errors import UserError
+
+    if args.repeats < 1:
+        raise UserError(f"--repeats must be at least 1, not {args.repeats}")
+    if not 0 < args.rate <= 1000:
+        raise UserError(f"--rate must be above 0 and at most 1000 records/s (2 cores), not {args.rate:g}")
     with tempfile.TemporaryDirectory(prefix="elastream-bench-storm-") as tmp:
         result = run(args.repeats, args.rate, Path(tmp))
     pause = get_scenario("storm-rebalance").job.rescale_pause_s

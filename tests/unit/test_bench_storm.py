@@ -15,3 +15,26 @@ def test_table_has_a_row_per_move_and_the_simulators_pause():
     assert all(f"| {label} | 1 |" in text for label, _, _ in MOVES)
     assert "| **all, measured** | 4 | – | 11.5 | 13.0 | – |" in text
     assert "simulator `storm-rebalance`" in text and "| 10.0 |" in text
+
+
+def test_storm_exporter_refuses_a_bad_address_naming_the_option(capsys):
+    import pytest
+
+    from elastream.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["storm-exporter", "--nimbus", "nimbus", "--topology", "wc"])
+    assert exit_.value.code == 2
+    assert "--nimbus: 'nimbus' is not HOST:PORT" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["storm-exporter", "--nimbus", "n:6627", "--topology", "wc", "--listen", "0.0.0.0:99999"])
+    assert "--listen: '0.0.0.0:99999' is not HOST:PORT" in capsys.readouterr().err
+
+
+def test_bench_storm_rebalance_refuses_bad_options_before_starting_storm(capsys):
+    from elastream.cli import main
+
+    assert main(["bench", "storm-rebalance", "--repeats", "0"]) == 2
+    assert "--repeats must be at least 1" in capsys.readouterr().err
+    assert main(["bench", "storm-rebalance", "--rate", "-5"]) == 2
+    assert "--rate must be above 0" in capsys.readouterr().err
