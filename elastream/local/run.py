@@ -41,8 +41,10 @@ class PrintingEventSink:
 
 
 def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float = 2.0,
-        out: TextIO = sys.stdout) -> dict[str, Any]:
-    """Run the app of `path` for `duration_s` seconds of load (then drain); returns the report."""
+        out: TextIO | None = None) -> dict[str, Any]:
+    """Run the app of `path` for `duration_s` seconds of load (then drain); returns the report. `out`: where the
+    progress goes (default: sys.stdout as it is at the call, not at import)."""
+    out = out if out is not None else sys.stdout
     app = manifest.load(path)
     config = to_policy_config(app.policy, app.spec)
     report_dir = Path(report_dir or tempfile.mkdtemp(prefix="elastream-run-"))
