@@ -191,7 +191,8 @@ class StormLocalJob:
         if self.submitted_at is None or time.time() < self.submitted_at + self.duration_s:
             return False
         state = read_source_state(self.state_dir)
-        return bool(state) and state["pending"] == 0 and state["acked"] >= state["offered"]
+        # the profile's clock starts when the spout does (10-20 s after the submit): wait for its whole load
+        return bool(state) and state["pending"] == 0 and state["acked"] >= (state.get("total") or state["offered"])
 
     def stop(self) -> None:
         """Kill the topology, the exporter and the cluster. Safe to call twice."""
