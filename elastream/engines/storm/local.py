@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from elastream.api.manifests import ManifestError
-from elastream.errors import UserError
 from elastream.engines.base import MetricsUnavailable
 from elastream.engines.storm.observation import ScrapeStormSource
 from elastream.engines.storm.realizer import RebalanceRealizer, workers_for
@@ -21,13 +20,6 @@ SUPERVISORS = 2
 
 
 def check_runnable(app: LocalApp) -> None:
-    import importlib.util
-
-    missing = [m for m in ("storm_apps.cluster", "storm_apps.topology", "storm_apps.exporter", "storm_apps.nimbus")
-               if importlib.util.find_spec(m) is None]
-    if missing:
-        raise UserError(f"{app.name}: spec.engine: storm cannot run locally with this build: "
-                        f"{', '.join(missing)} not built yet")
     if app.spec.storm.attach is not None:
         raise ManifestError(app.name, ["spec.storm.attach: the local mode starts its own Storm cluster; remove attach"])
     trace = app.spec.storm.source.generator.trace

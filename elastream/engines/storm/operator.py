@@ -1,5 +1,5 @@
 """A Storm topology as the operator sees it: per-component metrics from Prometheus (scraped from the Storm
-exporter), rescales through Nimbus Thrift rebalance (attach: spec.storm.attach; managed: the app's Nimbus Service)."""
+exporter), rescales through Nimbus Thrift rebalance (attach mode: spec.storm.attach)."""
 from __future__ import annotations
 
 import logging
@@ -11,30 +11,25 @@ from elastream.engines.base import EngineNotSupported
 from elastream.engines.prometheus import PrometheusClient
 from elastream.engines.storm.observation import PrometheusStormSource
 from elastream.engines.storm.realizer import Rebalance, RebalanceRealizer
+from storm_apps.nimbus import NimbusClient
 
 log = logging.getLogger(__name__)
-NIMBUS_PORT = 6627
 
 
-def nimbus_address(namespace: str, name: str, spec: StreamAppSpec) -> tuple[str, int]:
+def nimbus_address(spec: StreamAppSpec) -> tuple[str, int]:
+    """The attached cluster's Nimbus; managed Storm (daemons as pods) is not implemented yet."""
     attach = spec.storm.attach
-    if attach is not None:
-        return attach.nimbus_host, attach.nimbus_port
-    from elastream.engines.storm.managed import names
+    if attach is None:
+        from elastream.engines.storm.kubernetes import MANAGED_MESSAGE
 
-    return f"{names(name)['nimbus']}.{namespace}.svc", NIMBUS_PORT
+        raise EngineNotSupported(MANAGED_MESSAGE)
+    return attach.nimbus_host, attach.nimbus_port
 
 
 class StormOperatorJob:
     def __init__(self, namespace: str, name: str, spec: StreamAppSpec, policy: ElasticityPolicySpec):
-        try:
-            from storm_apps.nimbus import NimbusClient
-        except ImportError:
-            raise EngineNotSupported(
-                "spec.engine: storm is not evaluated by this build: its Nimbus Thrift client (storm_apps.nimbus) "
-                "is not built yet, so the topology is left as it is") from None
+        host, port = nimbus_address(spec)
         self.spec, self.topology = spec.storm, spec.storm.topology_name(name)
-        host, port = nimbus_address(namespace, name, spec)
         self.nimbus = NimbusClient(host, port, timeout_s=10)
         self.metrics = PrometheusStormSource(PrometheusClient(policy.metrics.prometheus.url), name,
                                              self.spec.max_parallelism)
