@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.core import GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.exposition import MetricsHandler
 
-from storm_apps.nimbus import NimbusClient, NimbusUnavailable
+from storm_apps.nimbus import NimbusClient, NimbusRefused, NimbusUnavailable, layout
 from storm_apps.source import read_source_state
 
 log = logging.getLogger(__name__)
@@ -131,6 +131,9 @@ class StormExporter:
         self.reports: dict[tuple, deque[Report]] = {}
         self.offered: deque[tuple[float, int]] = deque()
         self.snapshot = Snapshot()
+        self.topology_id: str | None = None
+        self.graph: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self.graph_of: str | None = None  # the topology id the graph was read for
         self.up = False
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -138,13 +141,10 @@ class StormExporter:
     # --- polling ---
     def poll(self) -> None:
         now = time.monotonic()
-        info = self.nimbus.info(self.topology)
-        if info is None:
-            raise LookupError(f"no topology named {self.topology} on Nimbus")
-        from storm_apps.nimbus import layout
-
+        info = self._info()
         state = layout(info)
-        graph = self.snapshot.graph or self.nimbus.graph(self.topology) or {}
+        if self.graph_of != info.id:  # the wiring is fixed at submit: read once per submitted topology
+            self.graph, self.graph_of = self.nimbus.graph_by_id(info.id), info.id
         seen, per_component = set(), {}
         for e in info.executors or []:
             if e.component_id is None or e.component_id.startswith("__"):
@@ -163,8 +163,21 @@ class StormExporter:
         source = read_source_state(self.state_dir) if self.state_dir else None
         with self._lock:
             self.snapshot = Snapshot(time.time(), state.executors(), {c.name: c.tasks for c in state.components},
-                                     state.workers, graph, per_component, source, self._offered_rate(source, now),
+                                     state.workers, self.graph, per_component, source, self._offered_rate(source, now),
                                      state.errors)
+
+    def _info(self):
+        """The topology's TopologyInfo: one call by its known id; the id is looked up (getClusterInfo) only at the
+        start and after the topology went away (killed, resubmitted)."""
+        if self.topology_id is not None:
+            try:
+                return self.nimbus.info_by_id(self.topology_id)
+            except NimbusRefused:
+                self.topology_id = None
+        self.topology_id = self.nimbus.topology_id(self.topology)
+        if self.topology_id is None:
+            raise LookupError(f"no topology named {self.topology} on Nimbus")
+        return self.nimbus.info_by_id(self.topology_id)
 
     def _offered_rate(self, source: dict | None, now: float) -> float | None:
         if not source:

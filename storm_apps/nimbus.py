@@ -85,13 +85,14 @@ class NimbusClient:
     def info(self, name: str):
         """Nimbus's TopologyInfo (executors with their statistics) of the topology named `name`, or None."""
         topology_id = self.topology_id(name)
-        return self._call("getTopologyInfo", topology_id) if topology_id else None
+        return self.info_by_id(topology_id) if topology_id else None
 
-    def graph(self, name: str) -> dict[str, tuple[str, tuple[str, ...]]] | None:
-        """component -> (kind, upstream components) of the submitted topology, or None when it is not running."""
-        topology_id = self.topology_id(name)
-        if topology_id is None:
-            return None
+    def info_by_id(self, topology_id: str):
+        """TopologyInfo by id (one call; NimbusRefused when that topology is gone)."""
+        return self._call("getTopologyInfo", topology_id)
+
+    def graph_by_id(self, topology_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """component -> (kind, upstream components) of the submitted topology."""
         return wiring(self._call("getUserTopology", topology_id))
 
     def topology(self, name: str) -> TopologyState | None:

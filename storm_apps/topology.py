@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -108,7 +109,7 @@ def topology_jar(storm_home: Path) -> Path:
     jar = storm_home.parent / f"topology-{h.hexdigest()[:12]}.jar"
     if jar.exists():
         return jar
-    tmp = jar.with_suffix(".tmp")
+    tmp = jar.with_name(f".{jar.name}.{os.getpid()}")  # two runs building at once never share a half-written file
     seen: set[str] = set()
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
         for part in parts:

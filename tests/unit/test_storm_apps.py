@@ -162,3 +162,41 @@ def test_flux_definition_submits_tasks_at_max_parallelism(app, tmp_path):
     assert flux["config"]["topology.acker.executors"] == 1  # acking on
     assert {(s["from"], s["to"]) for s in flux["streams"]} == {(u, n) for n, _, ups in topology.components
                                                                  for u in ups}
+
+
+class FakeNimbus:
+    """Counts the Thrift calls the exporter makes; `ids` is what getClusterInfo would say, in turn."""
+
+    def __init__(self, ids):
+        self.ids, self.calls, self.gone = list(ids), [], set()
+
+    def topology_id(self, name):
+        self.calls.append("lookup")
+        return self.ids.pop(0)
+
+    def info_by_id(self, topology_id):
+        from storm_apps.nimbus import NimbusRefused
+
+        self.calls.append("info")
+        if topology_id in self.gone:
+            raise NimbusRefused("NotAliveException")
+        return storm_thrift.TopologyInfo(id=topology_id, name="t", status="ACTIVE",
+                                         executors=[_executor("split", 1, 6700, executed=10)])
+
+    def graph_by_id(self, topology_id):
+        self.calls.append(f"graph {topology_id}")
+        return {"split": ("bolt", ("spout",))}
+
+
+def test_the_exporter_polls_nimbus_once_a_poll_and_looks_the_topology_up_again_only_when_it_is_gone():
+    from storm_apps.exporter import StormExporter
+
+    nimbus = FakeNimbus(["t-1", "t-2"])
+    exporter = StormExporter(nimbus, "t", "app")
+    exporter.poll()
+    exporter.poll()
+    assert nimbus.calls == ["lookup", "info", "graph t-1", "info"]
+    nimbus.gone.add("t-1")  # killed and submitted again: a new id, and its wiring read again
+    exporter.poll()
+    assert nimbus.calls[4:] == ["info", "lookup", "info", "graph t-2"]
+    assert exporter.snapshot.executors == {"split": 1} and exporter.snapshot.graph == {"split": ("bolt", ("spout",))}

@@ -70,6 +70,7 @@ def test_exporter_text_is_read_per_component_and_app():
 def test_queries_ask_for_one_series_per_component():
     q = queries("wc")
     assert q["busyFraction"] == 'max by (component) (elastream_storm_busy_fraction{app="wc"})'
+    assert "pending" not in q and "ackRate" not in q  # not read by the observation: not asked of Prometheus
 
 
 @pytest.mark.parametrize("executors,per,lo,hi,want", [

@@ -33,11 +33,13 @@ SERIES = {
 }
 INFO = "elastream_storm_component_info"
 REQUIRED = ("executors", "inputRate", "processingRate", "busyFraction")
+# what storm_observation reads (the rest serve the local mode's progress lines and dashboards)
+OBSERVED = (*REQUIRED, "tasks", "emitRate", "completeLatency", "backlog")
 
 
 def queries(app: str) -> dict[str, str]:
-    """The PromQL the operator sends for a Storm app: one vector per metric, one series per component."""
-    return {key: f'max by (component) ({series}{{app="{app}"}})' for key, series in SERIES.items()}
+    """The PromQL the operator sends for a Storm app: one vector per metric it reads, one series per component."""
+    return {key: f'max by (component) ({SERIES[key]}{{app="{app}"}})' for key in OBSERVED}
 
 
 def storm_observation(job: str, values: dict[str, dict[str, float]], info: dict[str, tuple[str, tuple[str, ...]]],
@@ -48,7 +50,7 @@ def storm_observation(job: str, values: dict[str, dict[str, float]], info: dict[
     stages, gaps = [], []
     for name in topological(info):
         kind, upstream = info[name]
-        v = {key: values.get(key, {}).get(name) for key in SERIES}
+        v = {key: values.get(key, {}).get(name) for key in OBSERVED}
         missing = [k for k in REQUIRED if not _finite(v[k])]
         if missing:
             gaps.append(f"{name}: {', '.join(missing)}")
