@@ -89,8 +89,9 @@ class Source(ApiModel):
 
 
 class Storage(ApiModel):
-    """The volume shared by the driver and the executors: checkpoint (the state store is written by executors)
-    and sink. Production needs a ReadWriteMany class (NFS, CephFS, EFS, Filestore, ...)."""
+    """The volume shared by the driver and the executors (Spark: checkpoint, written by the executors too, and sink)
+    or by the Storm pods (the spout's source state and the sink). Production needs a ReadWriteMany class (NFS,
+    CephFS, EFS, Filestore, ...)."""
 
     rules = (
         Rule("!has(self.claimName) || !has(self.storageClassName)",
@@ -108,7 +109,7 @@ class Storage(ApiModel):
         description="storage class of the claim the operator creates (must offer ReadWriteMany); unset: the default")
     fix_permissions: bool = Field(
         False, description="run an init container as root that gives the app's directory on the volume to the Spark "
-                           "user (uid 185): for volumes that ignore fsGroup, such as hostPath and NFS")
+                           "and Storm user (uid 185): for volumes that ignore fsGroup, such as hostPath and NFS")
 
 
 class SecretKeyRef(ApiModel):
@@ -212,6 +213,16 @@ class StormSpec(ApiModel):
         default_factory=dict, max_length=64,
         description="per component: most executors; the topology is submitted with this many tasks (Storm caps "
         "executors at tasks, silently). Default: the built-in topology's own")
+    image: str = Field("ghcr.io/elastream/storm-runner:0.1.0", min_length=1,
+                       description="image of the Storm pods (managed mode): Storm 2.8.3 + storm_apps "
+                       "(storm_apps/Dockerfile)")
+    image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
+        "IfNotPresent", description="pull policy of the Storm pods (managed mode)")
+    slots_per_supervisor: int = Field(
+        2, ge=1, le=64, description="worker slots of each supervisor pod (managed mode): supervisors follow the "
+        "workers, ceil(workers / this), added before a rebalance that needs them and removed when idle after one")
+    storage: Storage = Field(default_factory=Storage, description=f"the volume mounted at {DATA_PATH} in the Storm "
+                             "pods (managed mode): the spout's replayable source state and the sink")
     attach: StormAttach | None = Field(None, description="observe and rebalance a topology submitted elsewhere")
 
     def topology_name(self, app: str) -> str:

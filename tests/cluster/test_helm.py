@@ -51,8 +51,12 @@ ALLOWED = [("watch", "streamapps.elastream.io"), ("patch", "streamapps.elastream
            ("create", "persistentvolumeclaims"), ("list", "persistentvolumeclaims"),
            ("deletecollection", "persistentvolumeclaims"), ("create", "services"), ("create", "serviceaccounts"),
            ("create", "roles.rbac.authorization.k8s.io"), ("create", "rolebindings.rbac.authorization.k8s.io"),
-           ("get", "secrets"), ("create", "secrets")]
-DENIED = [("delete", "streamapps.elastream.io"), ("create", "streamapps.elastream.io"), ("create", "deployments.apps"),
+           ("get", "secrets"), ("create", "secrets"),
+           # a managed Storm cluster: ZooKeeper, Nimbus and supervisor Deployments, the submit Job
+           ("create", "deployments.apps"), ("patch", "deployments.apps/scale"), ("create", "jobs.batch"),
+           ("delete", "jobs.batch")]
+DENIED = [("delete", "streamapps.elastream.io"), ("create", "streamapps.elastream.io"), ("create", "daemonsets.apps"),
+          ("create", "statefulsets.apps"), ("create", "cronjobs.batch"),
           ("delete", "persistentvolumeclaims"), ("delete", "namespaces"),
           ("create", "clusterroles.rbac.authorization.k8s.io"), ("escalate", "roles.rbac.authorization.k8s.io"),
           ("bind", "roles.rbac.authorization.k8s.io"), ("delete", "customresourcedefinitions.apiextensions.k8s.io"),

@@ -65,7 +65,6 @@ def test_parse_joins_continuations_drops_comments_and_reads_exec_forms():
     ("FROM debian:bookworm-slim\nFROB x\n", "Dockerfile:2: unknown instruction 'FROB'"),
     ("FROM debian:bookworm-slim\nRUN --mount=type=cache,target=/root/.cache pip install x\n",
      "Dockerfile:2: RUN --mount is not supported by scripts/build-images: the builder provides"),
-    ("FROM debian:bookworm-slim\nCOPY --from=build /x /x\n", "Dockerfile:2: COPY --from is not supported by scripts/build-images: multi-stage builds"),
     ("FROM debian:bookworm-slim AS a\nRUN true\nFROM scratch\n", "Dockerfile:3: a second FROM: multi-stage builds"),
     ("FROM --platform=linux/arm64 debian:bookworm-slim\n", "FROM --platform is not supported by scripts/build-images: only the host's platform"),
     ("FROM debian:bookworm-slim\nRUN <<EOF\necho hi\nEOF\n", "Dockerfile:2: RUN: heredocs (<<EOF) are not supported"),
@@ -182,11 +181,29 @@ def test_plan_refuses_unsupported_bases_and_bad_copies(tmp_path):
         ("FROM scratch\nCOPY ../x /\n", "outside the build context"),
         ("FROM scratch\nCOPY --chmod=u+x a.txt /\n", "only octal modes"),
         ("FROM scratch\nCOPY a.txt\n", "expected COPY SRC... DEST"),
+        ("FROM scratch\nCOPY --from=build /x /x\n",
+         "Dockerfile:2: COPY: --from=build: not a named build context of this image (it has: none); multi-stage"),
     ]:
         dockerfile = write(ctx / "Dockerfile", text)
         with pytest.raises(DockerfileError) as e:
             plan("t", "t:1", dockerfile, ctx, source="Dockerfile")
         assert message in str(e.value), (text, str(e.value))
+
+
+def test_copy_from_a_named_build_context_counts_its_content_in_the_key(tmp_path):
+    ctx, named = tmp_path / "ctx", tmp_path / "named"
+    write(ctx / "a.txt", "a")
+    write(named / "lib" / "x.jar", "x")
+    dockerfile = write(ctx / "Dockerfile", "FROM scratch\nCOPY --from=home . /opt/home\nCOPY a.txt /\n")
+    p = plan("t", "t:1", dockerfile, ctx, contexts={"home": named})
+    copy = p.steps[0]
+    assert copy.dest == "/opt/home" and {e.rel for e in copy.sources[0].entries} == {"", "lib", "lib/x.jar"}
+    write(named / "lib" / "x.jar", "y")
+    again = plan("t", "t:1", dockerfile, ctx, contexts={"home": named})
+    assert again.steps[0].key != copy.key
+    with pytest.raises(DockerfileError, match="it has: home"):
+        plan("t", "t:1", write(ctx / "Dockerfile", "FROM scratch\nCOPY --from=other . /x\n"), ctx,
+             contexts={"home": named})
 
 
 def test_dockerignore_semantics():
@@ -201,14 +218,15 @@ def test_dockerignore_semantics():
 
 # -- the project's Dockerfiles ----------------------------------------------------------------------------------
 
-def test_the_project_dockerfiles_are_in_the_supported_subset_and_install_dependencies_before_the_code():
+def test_the_project_dockerfiles_are_in_the_supported_subset_and_install_dependencies_before_the_code(tmp_path):
     plans = {}
+    named = write(tmp_path / "named" / "lib" / "storm-core.jar", "x").parent.parent  # stands in for ${storm.home}
     for spec in IMAGES.values():
         if callable(spec.context):            # pause and coredns need a binary built first
             parse((ROOT / spec.dockerfile).read_text(), spec.dockerfile)
             continue
         plans[spec.name] = p = plan(spec.name, spec.ref, ROOT / spec.dockerfile, ROOT / spec.context,
-                                    source=spec.dockerfile)
+                                    source=spec.dockerfile, contexts={n: named for n, _ in spec.contexts})
         copies = [s for s in p.steps if s.kind == "copy"]
         for s in copies:                      # nothing copied into an image drags caches along
             assert not any("__pycache__" in e.rel or e.rel.endswith(".pyc") for src in s.sources
@@ -224,6 +242,12 @@ def test_the_project_dockerfiles_are_in_the_supported_subset_and_install_depende
     shared = [a.key for a, b in zip(spark.steps, operator.steps) if a.key == b.key]
     # base, apt, venv, pyproject.toml, pip install of the dependencies: keep the two prefixes word for word
     assert len(shared) == 5, "spark_apps/Dockerfile and operator/Dockerfile no longer share their first steps"
+    storm = plans["storm-runner"]
+    shared = [a.key for a, b in zip(spark.steps, storm.steps) if a.key == b.key]
+    # ... and the storm-runner image shares Spark's Java install too
+    assert len(shared) == 6, "storm_apps/Dockerfile and spark_apps/Dockerfile no longer share their first steps"
+    assert storm.config.user == "185" and storm.config.entrypoint == ["/usr/bin/tini", "-s", "--"]
+    assert any(s.instruction.flag("from") == "storm-home" and s.dest == "/opt/storm" for s in storm.steps)
     assert spark.config.user == "185" and spark.config.entrypoint == ["/opt/entrypoint.sh"]
     assert {"SPARK_HOME", "JAVA_HOME", "PYSPARK_PYTHON", "PATH"} <= set(spark.config.env)
     assert operator.config.user == "10001" and operator.config.entrypoint[:3] == ["kopf", "run", "/app/operator/main.py"]

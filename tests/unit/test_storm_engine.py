@@ -138,12 +138,3 @@ def test_the_realizer_measures_stalls_in_the_background_and_returns_their_median
         threading.Event().wait(0.02)
     assert r.history[0].stall_s == 12.0
     assert r.realize("wc", d) == 12.0
-
-
-def test_a_managed_storm_app_is_not_supported_and_the_message_names_the_field():
-    from elastream.api.policy import ElasticityPolicySpec
-    from elastream.engines.base import EngineNotSupported
-
-    spec = StreamAppSpec.model_validate({"engine": "storm", "storm": {}})
-    with pytest.raises(EngineNotSupported, match=r"spec\.storm\.attach is not set"):
-        engine_for(spec).operator_job("ns", "wc", spec, ElasticityPolicySpec())

@@ -1,5 +1,6 @@
 """A Storm topology as the operator sees it: per-component metrics from Prometheus (scraped from the Storm
-exporter), rescales through Nimbus Thrift rebalance (attach mode: spec.storm.attach)."""
+exporter), rescales through Nimbus Thrift rebalance: the attached cluster's Nimbus (spec.storm.attach), or the
+app's own Nimbus Service (managed mode), where the supervisor pods follow the workers around each rebalance."""
 from __future__ import annotations
 
 import logging
@@ -7,28 +8,28 @@ import logging
 from controllers.metrics import ERRORS, REALIZE_SECONDS
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
-from elastream.engines.base import EngineNotSupported
+from elastream.engines.storm import managed
 from elastream.engines.prometheus import PrometheusClient
 from elastream.engines.storm.observation import PrometheusStormSource
 from elastream.engines.storm.realizer import Rebalance, RebalanceRealizer
+from elastream.engines.storm.supervisors import Supervisors
 from storm_apps.nimbus import NimbusClient
 
 log = logging.getLogger(__name__)
 
 
-def nimbus_address(spec: StreamAppSpec) -> tuple[str, int]:
-    """The attached cluster's Nimbus; managed Storm (daemons as pods) is not implemented yet."""
+def nimbus_address(namespace: str, name: str, spec: StreamAppSpec) -> tuple[str, int]:
+    """The attached cluster's Nimbus, or the managed app's Nimbus Service."""
     attach = spec.storm.attach
     if attach is None:
-        from elastream.engines.storm.kubernetes import MANAGED_MESSAGE
-
-        raise EngineNotSupported(MANAGED_MESSAGE)
+        return managed.dns(name, namespace, "nimbus"), managed.NIMBUS_PORT
     return attach.nimbus_host, attach.nimbus_port
 
 
 class StormOperatorJob:
     def __init__(self, namespace: str, name: str, spec: StreamAppSpec, policy: ElasticityPolicySpec):
-        host, port = nimbus_address(spec)
+        host, port = nimbus_address(namespace, name, spec)
+        self.namespace, self.name = namespace, name
         self.spec, self.topology = spec.storm, spec.storm.topology_name(name)
         self.nimbus = NimbusClient(host, port, timeout_s=10)
         self.metrics = PrometheusStormSource(PrometheusClient(policy.metrics.prometheus.url), name,
@@ -36,8 +37,12 @@ class StormOperatorJob:
 
     def realizer(self) -> RebalanceRealizer:
         w = self.spec.workers
+        hooks = {}
+        if self.spec.attach is None:  # managed: the supervisor pods follow the workers
+            supervisors = Supervisors(self.namespace, self.name, self.spec.slots_per_supervisor, self.nimbus)
+            hooks = {"before": supervisors.before, "after": supervisors.after}
         return RebalanceRealizer(self.nimbus, self.topology, self.spec.executors_per_worker, (w.min, w.max),
-                                 on_rebalance=_observe)
+                                 on_rebalance=_observe, **hooks)
 
     def current(self) -> dict[str, int] | None:
         """Executors per component as Nimbus has them now (fresher than the last scrape)."""

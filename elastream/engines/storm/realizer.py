@@ -48,11 +48,17 @@ class RebalanceRealizer:
     # called just before a rebalance; returns a blocking wait: (t0) -> seconds from t0 until the stall ended, or None
     stall_probe: Callable[[], Callable[[float], float | None]] | None = None
     on_rebalance: Callable[[Rebalance], None] | None = None
+    # managed mode: the supervisors follow the workers (elastream.engines.storm.supervisors): called with the new
+    # worker count before the rebalance (add the slots it needs, or drop the supervisors it will not use) and after
+    before: Callable[[int], None] | None = None
+    after: Callable[[int], None] | None = None
     history: list[Rebalance] = field(default_factory=list)
 
     def realize(self, job: str, decision: Decision) -> float | None:
         changed = {c: n for c, n in decision.targets.items() if decision.current.get(c) != n}
         workers = workers_for(decision.targets, self.executors_per_worker, *self.workers_range)
+        if self.before is not None:
+            self.before(workers)
         wait_stall = self.stall_probe() if self.stall_probe is not None else None
         t0 = time.monotonic()
         try:
@@ -61,6 +67,8 @@ class RebalanceRealizer:
                                                    timeout_s=self.timeout_s)
         except ConnectionError as err:  # the client's NimbusUnavailable is a ConnectionError
             raise JobUnreachable(str(err)) from err
+        if self.after is not None:
+            self.after(workers)
         done = Rebalance(dict(changed), workers, round(layout_s, 2))
         if wait_stall is not None:
             threading.Thread(target=self._measure, args=(done, wait_stall, t0), daemon=True,

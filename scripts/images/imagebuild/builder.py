@@ -115,9 +115,14 @@ class Plan:
     key: str                                      # covers every step, the config and the ref
 
 
-def plan(name: str, ref: str, dockerfile: Path, context: Path, source: str | None = None) -> Plan:
-    """Parse `dockerfile` and compute the steps, their cache keys and the image config (no side effects)."""
+def plan(name: str, ref: str, dockerfile: Path, context: Path, source: str | None = None,
+         contexts: dict[str, Path] | None = None) -> Plan:
+    """Parse `dockerfile` and compute the steps, their cache keys and the image config (no side effects).
+
+    `contexts`: named build contexts, as `docker build --build-context NAME=DIR` gives them to BuildKit; a
+    `COPY --from=NAME` copies from one of them (its files count in the step's key like any COPY's)."""
     source = source or str(dockerfile)
+    contexts = dict(contexts or {})
     instructions = parse(dockerfile.read_text(), source)
     ignore = DockerIgnore.for_build(context, dockerfile)
     key = chain(TOOL_VERSION)
@@ -181,7 +186,7 @@ def plan(name: str, ref: str, dockerfile: Path, context: Path, source: str | Non
             steps.append(Step(ins, key, "run", user=config.user, workdir=config.workdir, argv=argv,
                               env=dict(variables)))
         elif kw == "COPY":
-            step = _copy_step(ins, key, variables, config, context, ignore)
+            step = _copy_step(ins, key, variables, config, context, ignore, contexts)
             key = step.key
             steps.append(step)
         else:                                            # parse() lets only SUPPORTED through
@@ -192,7 +197,15 @@ def plan(name: str, ref: str, dockerfile: Path, context: Path, source: str | Non
 
 
 def _copy_step(ins: Instruction, key: str, variables: dict[str, str], config: ImageConfig, context: Path,
-               ignore: DockerIgnore) -> Step:
+               ignore: DockerIgnore, contexts: dict[str, Path]) -> Step:
+    named = ins.flag("from")
+    if named is not None:
+        if named not in contexts:
+            known = ", ".join(sorted(contexts)) or "none"
+            raise ins.error(f"--from={named}: not a named build context of this image (it has: {known}); "
+                            "multi-stage builds are not supported")
+        context = contexts[named]
+        ignore = DockerIgnore.for_build(context, context / "Dockerfile")  # the named context's own .dockerignore
     items = [expand(ins, variables, x) for x in ins.exec_form] if ins.exec_form is not None \
         else words(ins, variables)
     if len(items) < 2:

@@ -84,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                 spec = IMAGES[name]
                 t0 = time.monotonic()
                 context = spec.context(env) if callable(spec.context) else REPO / spec.context
-                p = plan(name, spec.ref, REPO / spec.dockerfile, context, source=spec.dockerfile)
+                named = {n: make(env) for n, make in spec.contexts}
+                p = plan(name, spec.ref, REPO / spec.dockerfile, context, source=spec.dockerfile, contexts=named)
                 extra = {"context": str(context)} if callable(spec.context) else {}
+                extra.update({f"context {n}": str(d) for n, d in named.items()})
                 tar = builder.build(p, spec.checks, wheel_cache if spec.wheels else None, extra)
                 print(f"{spec.ref} {tar}", flush=True)
                 log(f"{name}: {spec.ref} ready ({time.monotonic() - t0:.1f} s)")

@@ -2,7 +2,8 @@
 
 Parsing only: no file system, no processes. `parse()` turns a Dockerfile into `Instruction`s and refuses, with
 the file name and line, whatever the builder would not reproduce faithfully: unknown or unsupported
-instructions (ADD, SHELL, VOLUME, ...), flags other than COPY --chown/--chmod, multi-stage builds, heredocs,
+instructions (ADD, SHELL, VOLUME, ...), flags other than COPY --chown/--chmod/--from (--from names a build
+context given to the builder, never a stage: see builder.plan), multi-stage builds, heredocs,
 exec forms that are not valid JSON. `words()` and `pairs()` do Docker's quote removal and variable
 substitution ($VAR, ${VAR}, ${VAR:-default}, ${VAR:+alternative}) for the instructions that need it.
 """
@@ -27,9 +28,9 @@ UNSUPPORTED = {
 }
 
 # flags each instruction accepts; anything else is refused with a reason when we know one
-ALLOWED_FLAGS = {"COPY": ("chown", "chmod")}
+ALLOWED_FLAGS = {"COPY": ("chown", "chmod", "from")}  # --from: a named build context (builder.plan checks it)
 FLAG_REASONS = {
-    "from": "multi-stage builds are not supported",
+    "from": "multi-stage builds are not supported (COPY --from takes a named build context)",
     "mount": "the builder provides the wheel cache itself, Docker users get PyPI",
     "network": "RUN steps always have the host's network",
     "security": "RUN steps run unconfined",

@@ -7,6 +7,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ class ImageSpec:
     context: str | Callable[[Env], Path]              # a directory of the repository, or made on the host
     wheels: bool = False                              # RUN steps get the project's wheel cache (pip offline)
     checks: tuple[Check, ...] = ()
+    contexts: tuple[tuple[str, Callable[[Env], Path]], ...] = ()   # named build contexts (COPY --from=NAME)
 
 
 # -- checks ------------------------------------------------------------------------------------------------------
@@ -87,7 +89,7 @@ def check_spark(ctx: CheckContext) -> None:
 
 OPERATOR_PY = r"""
 import os
-import kopf, kubernetes, elastream, elasticity, spark_apps
+import kopf, kubernetes, elastream, elasticity, spark_apps, storm_apps.nimbus
 import controllers.operator_settings, controllers.policy, controllers.streamapp
 assert os.getuid() == 10001, os.getuid()
 compile(open("/app/operator/main.py").read(), "/app/operator/main.py", "exec")
@@ -155,6 +157,45 @@ def check_coredns(ctx: CheckContext) -> None:
         raise BuildError(f"/coredns -version: {out.strip()!r}, expected CoreDNS-{COREDNS_VERSION.lstrip('v')}")
 
 
+STORM_PY = r"""
+import os, sys
+import elastream, elasticity, storm_apps.pod  # TRIAL
+home = os.environ["STORM_HOME"]
+for sub in ("lib", "lib-worker", "flux", "log4j2"):
+    assert os.listdir(os.path.join(home, sub)), sub
+assert os.path.isfile(os.path.join(home, "log4j2", "worker.xml"))
+assert os.getuid() == 185 and os.getgid() == 0, (os.getuid(), os.getgid())
+for d in ("/var/lib/storm", os.path.expanduser("~")):
+    open(os.path.join(d, ".probe"), "w").close()
+    os.remove(os.path.join(d, ".probe"))
+print(f"python {sys.version.split()[0]}, storm home {home} ({len(os.listdir(os.path.join(home, 'lib')))} jars), "
+      f"user {os.getuid()}")
+"""
+
+# the pods' own launcher starts a real daemon: ZooKeeper must come up and answer `srvr` (the classpath, the log
+# configuration and the generated storm.yaml all work) before `timeout` stops it
+STORM_ZOOKEEPER = r"""
+set -e
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p /tmp/conf && printf 'storm.zookeeper.port: %s\n' "$port" > /tmp/conf/storm.yaml
+STORM_CONF_DIR=/tmp/conf STORM_STATE_DIR=/tmp/zk python3 -m storm_apps.pod zookeeper > /tmp/zk.log 2>&1 &
+zk=$!
+for i in $(seq 1 60); do
+  if python3 -c "import socket; s = socket.create_connection(('127.0.0.1', $port), 1); s.sendall(b'srvr'); print(s.recv(200).decode())" 2>/dev/null | grep -q 'Zookeeper version'; then
+    echo "zookeeper answered srvr after ${i}s"; kill $zk; exit 0
+  fi
+  sleep 1
+done
+cat /tmp/zk.log; kill $zk; exit 1
+"""
+
+
+def check_storm(ctx: CheckContext) -> None:
+    ctx.log(f"  {ctx.run(['python3', '-c', STORM_PY]).strip().splitlines()[-1]}")
+    ctx.log(f"  {ctx.run(['java', '-version']).strip().splitlines()[0]}")
+    ctx.log(f"  {ctx.run(['sh', '-c', STORM_ZOOKEEPER], timeout=180).strip().splitlines()[-1]}")
+
+
 # -- contexts made on the host -----------------------------------------------------------------------------------
 
 def pause_context(env: Env) -> Path:
@@ -200,6 +241,20 @@ def coredns_context(env: Env) -> Path:
     return staged
 
 
+def storm_home_context(env: Env) -> Path:
+    """${storm.home} as storm_apps/distribution.py lays it out from Maven Central (cached; the first call takes
+    ~30-60 s with Maven), for the storm-runner image's named context `storm-home`."""
+    proc = subprocess.run([sys.executable, "-c", "from storm_apps.distribution import storm_home; print(storm_home())"],
+                          cwd=REPO, capture_output=True, text=True, env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
+    if proc.returncode != 0:
+        raise BuildError(f"storm_apps.distribution could not lay out ${{storm.home}}:\n{proc.stdout[-2000:]}"
+                         f"{proc.stderr[-3000:]}")
+    home = Path(proc.stdout.strip().splitlines()[-1])
+    if not (home / ".complete").is_file():
+        raise BuildError(f"{home} is not a complete ${{storm.home}}")
+    return home
+
+
 IMAGES = {spec.name: spec for spec in (
     ImageSpec("pause", "localhost/elastream/pause:1", "scripts/images/pause/Dockerfile", pause_context,
               checks=(check_pause,)),
@@ -211,4 +266,6 @@ IMAGES = {spec.name: spec for spec in (
               checks=(check_operator,)),
     ImageSpec("spark-runner", "ghcr.io/elastream/spark-runner:0.1.0", "spark_apps/Dockerfile", ".", wheels=True,
               checks=(check_spark,)),
+    ImageSpec("storm-runner", "ghcr.io/elastream/storm-runner:0.1.0", "storm_apps/Dockerfile", ".", wheels=True,
+              checks=(check_storm,), contexts=(("storm-home", storm_home_context),)),
 )}
