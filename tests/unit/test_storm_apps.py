@@ -75,6 +75,8 @@ def test_verify_counts_missing_and_duplicates(tmp_path):
     (tmp_path / "sink-5-2.txt").write_text("2 0 1\n3 0 2\n3 1")  # a duplicate, record 3 half there, a torn line
     check = verify.check(tmp_path)
     assert (check.produced, check.processed, check.missing, check.duplicates) == (4, 3, 1, 1)
+    below = verify.check(tmp_path, upto=3)  # a running topology: only records below its committed offset count
+    assert (below.produced, below.processed, below.missing) == (3, 3, 0)
 
 
 def test_rates_use_reports_at_least_the_span_apart():
