@@ -178,7 +178,7 @@ class FakeCluster:
                                       "status": {"podIP": ip}})
                     self.used[ip] = 0
                 self.pending = 0
-        return SimpleNamespace(supervisors=[SimpleNamespace(host=ip, slots_used=n) for ip, n in self.used.items()])
+        return SimpleNamespace(supervisors=[SimpleNamespace(host=ip, num_used_workers=n) for ip, n in self.used.items()])
 
 
 def supervisors(fake: FakeCluster, slots: int = 2, timeout_s: float = 60.0) -> Supervisors:

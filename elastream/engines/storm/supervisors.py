@@ -166,15 +166,10 @@ class Supervisors:
 
 
 def _host(s: Any) -> str:
-    return getattr(s, "host", None) or (s.get("host") if isinstance(s, dict) else "")
+    """A supervisor's host as Nimbus lists it (SupervisorSummary.host: the pod IP, storm.local.hostname)."""
+    return s.host or ""
 
 
 def _used(s: Any) -> int:
-    for attr in ("slots_used", "used_slots", "num_used_workers"):
-        v = getattr(s, attr, None)
-        if v is None and isinstance(s, dict):
-            v = s.get(attr)
-        if v is not None:
-            return int(v)
-    total, free = getattr(s, "slots_total", None), getattr(s, "slots_free", None)
-    return int(total - free) if total is not None and free is not None else 0
+    """Slots a supervisor's workers use (SupervisorSummary.num_used_workers)."""
+    return int(s.num_used_workers or 0)
