@@ -159,7 +159,7 @@ def check_coredns(ctx: CheckContext) -> None:
 
 STORM_PY = r"""
 import os, sys
-import elastream, elasticity, storm_apps.pod  # TRIAL
+import elastream, elasticity, storm_apps.pod, storm_apps.topology
 home = os.environ["STORM_HOME"]
 for sub in ("lib", "lib-worker", "flux", "log4j2"):
     assert os.listdir(os.path.join(home, sub)), sub
