@@ -61,6 +61,11 @@ def supervisor_replicas(k) -> int:
     return get(k, "deployment", f"{APP}-supervisor", "-n", NS)["spec"].get("replicas", 0)
 
 
+def not_terminating(k, namespace: str) -> bool:
+    found = k.kubectl("get", "namespace", namespace, "-o", "json", check=False)
+    return found.returncode != 0 or json.loads(found.stdout)["status"]["phase"] == "Active"
+
+
 def nimbus(k) -> NimbusClient:
     (pod,) = running(k, "nimbus")
     return NimbusClient(pod["status"]["podIP"], 6627, timeout_s=10)  # pod IPs are routable from the host
@@ -92,10 +97,10 @@ def k(real_cluster, crds_installed):
 @pytest.fixture(scope="module")
 def release(k):
     """The operator installed by Helm, as a pod on a real node under the chart's own ServiceAccount."""
-    # the Spark walk-through (tests/e2e/test_kubernetes.py) deletes the monitoring namespace without waiting
-    wait_for(k, "no namespace monitoring left terminating", lambda: k.kubectl(
-        "get", "namespace", "monitoring", check=False).returncode != 0 or get(k, "namespace", "monitoring")[
-        "status"]["phase"] == "Active", timeout=180)
+    # the Spark walk-through (tests/e2e/test_kubernetes.py) deletes its release's and Prometheus' namespaces
+    # without waiting: nothing can be created in a namespace while it terminates
+    for namespace in (RELEASE_NS, "monitoring"):
+        wait_for(k, f"namespace {namespace} gone or active", lambda ns=namespace: not_terminating(k, ns), timeout=300)
     helm(k, "upgrade", "--install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait",
          "--timeout", "5m", "--set", f"watchNamespaces={{{NS}}}")
     yield RELEASE_NS
