@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from elastream.api.manifests import ManifestError
+from elastream.api.streamapp import StreamAppSpec
 from elastream.engines.base import MetricsUnavailable
 from elastream.engines.storm.observation import ScrapeStormSource
 from elastream.engines.storm.realizer import RebalanceRealizer, workers_for
@@ -28,19 +29,20 @@ def check_runnable(app: LocalApp) -> None:
                                        "(a CSV with header time,rate)"])
 
 
-def layout(app: LocalApp) -> tuple[dict[str, int], dict[str, int]]:
-    """Initial executors and max executors (= tasks) per component: the spec's, else the built-in topology's."""
+def layout(name: str, spec: StreamAppSpec) -> tuple[dict[str, int], dict[str, int]]:
+    """Initial executors and max executors (= tasks) per component: the spec's, else the built-in topology's
+    (local and managed mode). ManifestError names a component the topology does not have."""
     from storm_apps.topology import APPS
 
-    spec = app.spec.storm
-    topology = APPS[spec.application.builtin]
+    storm = spec.storm
+    topology = APPS[storm.application.builtin]
     names = [c[0] for c in topology.components]
-    unknown = sorted((set(spec.parallelism) | set(spec.max_parallelism)) - set(names))
+    unknown = sorted((set(storm.parallelism) | set(storm.max_parallelism)) - set(names))
     if unknown:
-        raise ManifestError(app.name, [f"spec.storm.maxParallelism: {', '.join(unknown)} is not a component of "
-                                       f"{spec.application.builtin} ({', '.join(names)})"])
-    maxp = {n: spec.max_parallelism.get(n, topology.default_max_parallelism.get(n, 1)) for n in names}
-    initial = {n: min(spec.parallelism.get(n, 1), maxp[n]) for n in names}
+        raise ManifestError(name, [f"spec.storm.maxParallelism: {', '.join(unknown)} is not a component of "
+                                   f"{storm.application.builtin} ({', '.join(names)})"])
+    maxp = {n: storm.max_parallelism.get(n, topology.default_max_parallelism.get(n, 1)) for n in names}
+    initial = {n: min(storm.parallelism.get(n, 1), maxp[n]) for n in names}
     return initial, maxp
 
 
@@ -51,7 +53,7 @@ class StormLocalJob:
         self.shared_cluster = cluster
         self.spec = app.spec.storm
         self.topology = self.spec.topology_name(app.name)
-        self.initial, self.max_parallelism = layout(app)
+        self.initial, self.max_parallelism = layout(app.name, app.spec)
         self.cluster = self.nimbus = self.exporter = self.server = None
         self.exporter_port = 0
         self.submitted_at: float | None = None

@@ -74,11 +74,9 @@ def paths(app: str) -> dict[str, str]:
 
 def layout(app: str, spec: StreamAppSpec) -> tuple[dict[str, int], dict[str, int]]:
     """Initial executors and tasks (= max executors) per component; ManifestError names an unknown component."""
-    from elastream.api.policy import ElasticityPolicySpec
-    from elastream.engines.storm.local import layout as local_layout
-    from elastream.local.manifest import LocalApp
+    from elastream.engines.storm.local import layout as topology_layout
 
-    return local_layout(LocalApp(app, spec, ElasticityPolicySpec(), "managed"))
+    return topology_layout(app, spec)
 
 
 def initial_workers(spec: StreamAppSpec, executors: dict[str, int]) -> int:
