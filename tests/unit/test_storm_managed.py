@@ -261,3 +261,11 @@ def test_stuck_pods_are_explained_in_kubernetes_words():
     assert "nimbus container is waiting: ErrImageNeverPull: image not present" in stuck(pulling, "nimbus")
     creating = {"status": {"containerStatuses": [{"name": "n", "state": {"waiting": {"reason": "ContainerCreating"}}}]}}
     assert stuck(creating, "nimbus") is None
+
+
+def test_a_component_the_topology_lacks_is_refused_naming_the_field():
+    from elastream.api.manifests import ManifestError
+
+    with pytest.raises(ManifestError) as err:
+        managed.layout("wc", spec(maxParallelism={"split": 4, "splitter": 2}))
+    assert "spec.storm.maxParallelism: splitter is not a component of wordcount" in "; ".join(err.value.problems)

@@ -12,6 +12,7 @@ from controllers.conditions import get_condition
 from controllers.status import failed_status, progressing_status, suspended_status
 from elastream.api.streamapp import StreamAppSpec
 from elastream.engines.base import Reconciled, ReconcileFailed
+from elastream.engines.pods import why_not_running
 from elastream.engines.spark import owned
 from elastream.engines.spark.driver import DriverAction
 
@@ -73,15 +74,10 @@ def driver_status(old: dict[str, Any], action: DriverAction, pod: dict[str, Any]
 def _stuck(pod: dict[str, Any]) -> str | None:
     """What keeps the driver from running, in Kubernetes' words: the scheduler cannot place it (e.g. its claim is
     unbound), its image cannot be pulled, it crashes over and over."""
-    status = pod.get("status") or {}
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
-            return f"the driver pod is not scheduled: {cond['message']}"
-    for container in status.get("containerStatuses") or []:
-        waiting = (container.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
-            detail = ": ".join(x for x in (waiting.get("reason"), waiting.get("message")) if x)
-            return f"the driver container is waiting: {detail}"
-    return None
+    why = why_not_running(pod)
+    if why is None:
+        return None
+    container, detail = why
+    return f"the driver container is waiting: {detail}" if container else f"the driver pod is not scheduled: {detail}"
 
 

@@ -30,6 +30,7 @@ from elastream.api.manifests import ManifestError
 from elastream.api.streamapp import StreamAppSpec
 from elastream.engines.base import Reconciled, ReconcileFailed
 from elastream.engines.owners import LABEL_APP, LABEL_ROLE
+from elastream.engines.pods import why_not_running
 from elastream.engines.spark.kubernetes import attached
 from elastream.engines.storm import managed
 
@@ -281,14 +282,11 @@ def _ready(pod: dict[str, Any]) -> bool:
 
 def stuck(pod: dict[str, Any], role: str) -> str | None:
     """What keeps a pod from running, in Kubernetes' words: not schedulable (e.g. its claim is unbound), its image
-    cannot be pulled, it crashes over and over."""
-    status = pod.get("status") or {}
-    for cond in status.get("conditions") or []:
-        if cond.get("type") == "PodScheduled" and cond.get("status") == "False" and cond.get("message"):
-            return f"the {role} pod is not scheduled: {cond['message']}"
-    for container in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
-        waiting = (container.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") not in (None, "ContainerCreating", "PodInitializing"):
-            detail = ": ".join(x for x in (waiting.get("reason"), waiting.get("message")) if x)
-            return f"the {role} pod's {container.get('name')} container is waiting: {detail}"
-    return None
+    cannot be pulled, it crashes over and over (its init containers included)."""
+    why = why_not_running(pod, init_containers=True)
+    if why is None:
+        return None
+    container, detail = why
+    if container is None:
+        return f"the {role} pod is not scheduled: {detail}"
+    return f"the {role} pod's {container} container is waiting: {detail}"
