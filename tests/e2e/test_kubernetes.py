@@ -71,13 +71,13 @@ def condition(k, type_: str) -> dict:
     return next((c for c in status(k).get("conditions", []) if c["type"] == type_), {})
 
 
-def pods(k, role: str) -> list[dict]:
-    items = get(k, "pods", "-n", NS, "-l", f"elastream.io/app={APP},elastream.io/role={role}")["items"]
+def pods(k, role: str, app_name: str = APP) -> list[dict]:
+    items = get(k, "pods", "-n", NS, "-l", f"elastream.io/app={app_name},elastream.io/role={role}")["items"]
     return [p for p in items if not p["metadata"].get("deletionTimestamp")]
 
 
-def running(k, role: str) -> list[dict]:
-    return [p for p in pods(k, role) if p["status"].get("phase") == "Running"
+def running(k, role: str, app_name: str = APP) -> list[dict]:
+    return [p for p in pods(k, role, app_name) if p["status"].get("phase") == "Running"
             and all(c.get("ready") for c in p["status"].get("containerStatuses", []))]
 
 

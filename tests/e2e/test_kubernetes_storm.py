@@ -20,7 +20,8 @@ from storm_apps import verify
 from storm_apps.nimbus import NimbusClient
 from storm_apps.source import read_source_state
 from tests.conftest import ROOT
-from tests.e2e.test_kubernetes import CHART, helm, real_nodes
+from tests.e2e import test_kubernetes as spark_walkthrough
+from tests.e2e.test_kubernetes import CHART, get, helm, real_nodes
 from tests.operator_fixtures import wait_for as _wait_for
 
 pytestmark = pytest.mark.slow
@@ -29,10 +30,6 @@ PROMETHEUS = ROOT / "examples" / "kubernetes" / "prometheus.yaml"
 APP, NS, RELEASE_NS = "storm-wordcount", "default", "elastream-system"
 HOST_DATA = Path("/var/lib/elastream-storm-example")  # the hostPath of examples/kubernetes-storm/storage.yaml
 STATE = HOST_DATA / APP / "state"  # the spout's source state and the sink (elastream.engines.storm.managed.paths)
-
-
-def get(k, *args) -> dict:
-    return json.loads(k.kubectl("get", *args, "-o", "json").stdout)
 
 
 def status(k) -> dict:
@@ -44,13 +41,11 @@ def condition(k, type_: str) -> dict:
 
 
 def pods(k, role: str) -> list[dict]:
-    items = get(k, "pods", "-n", NS, "-l", f"elastream.io/app={APP},elastream.io/role={role}")["items"]
-    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+    return spark_walkthrough.pods(k, role, APP)
 
 
 def running(k, role: str) -> list[dict]:
-    return [p for p in pods(k, role) if p["status"].get("phase") == "Running"
-            and all(c.get("ready") for c in p["status"].get("containerStatuses", []))]
+    return spark_walkthrough.running(k, role, APP)
 
 
 def history(k, action: str) -> list[dict]:
