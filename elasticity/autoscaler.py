@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 
 from elasticity.config import PolicyConfig
-from elasticity.guards import apply_guards, check_effectiveness, metrics_problem
+from elasticity.guards import apply_guards, check_effectiveness, metrics_problem, move_allowance
 from elasticity.model import Decision, JobObservation
 from elasticity.policies import get_policy
 from elasticity.policies.base import Policy, PolicyContext
-from elasticity.ports import Clock, Event, EventSink, MetricsSource, Realizer, StateStore
+from elasticity.ports import Clock, Event, EventSink, MetricsSource, Mover, Realizer, StateStore
 from elasticity.state import AutoscalerState
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,32 @@ class JobAutoscaler:
             self.record_rescale(d, obs)
         self._remember(d, Event("Normal", "ManualOverride", d.reason, d.to_dict()))
         return d
+
+    def move(self, executors: list[str], why: str, mover: Mover) -> dict:
+        """Move executors where the placement plan wants them, under the scaling guards: each move counts as a
+        rescale (stabilization window, rescales per hour), advisor mode only reports. Returns
+        {"wanted", "moved", "guard", "reason"}; saves the state and reports an event when something happens."""
+        now = self.clock.now()
+        allowed, guard, reason = move_allowance(len(executors), self.state, self.config, now)
+        result = {"wanted": list(executors), "moved": [], "guard": guard, "reason": f"{reason}: {why}"}
+        if allowed == 0 or guard == "advisor":
+            if guard == "advisor":
+                self.events.emit(self.job, Event("Normal", "MoveAdvised", result["reason"]))
+            return result
+        try:
+            moved = mover.move(self.job, executors[:allowed])
+        except Exception as err:  # report; nothing moved
+            log.warning("moving executors of %s failed: %s", self.job, err)
+            result.update(guard="realize_failed", reason=f"moving executors failed ({err}): {why}")
+            self.events.emit(self.job, Event("Warning", "MoveFailed", result["reason"]))
+            return result
+        if moved:
+            self.state.last_rescale_at = now
+            self.state.rescale_times = [t for t in self.state.rescale_times if now - t < 3600.0] + [now] * len(moved)
+            self._save()
+            self.events.emit(self.job, Event("Normal", "ExecutorsMoved", f"moved {', '.join(moved)}: {why}"))
+        result["moved"] = moved
+        return result
 
     def _remember(self, d: Decision, event: Event) -> None:
         self.state.last_decision = d.to_dict()

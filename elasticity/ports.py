@@ -1,4 +1,4 @@
-"""The five ports through which the core talks to the world (as the Flink autoscaler does).
+"""The ports through which the core talks to the world (as the Flink autoscaler does).
 
 Kubernetes adapters (controllers/), the local mode and the simulator implement them; the core only sees
 these Protocols and the plain data of elasticity.model.
@@ -24,6 +24,12 @@ class Realizer(Protocol):
 
         May return the seconds a rescale of this job stalls processing, as the engine measured it on its earlier
         rescales (a Storm rebalance restarts workers), or None when it does not know: policies plan for it."""
+
+
+@runtime_checkable
+class Mover(Protocol):
+    def move(self, job: str, executors: list[str]) -> list[str]:
+        """Restart these executors of `job` elsewhere (the placement says where). Returns those it moved."""
 
 
 @runtime_checkable

@@ -1,9 +1,13 @@
 """The runner's control endpoint: read and set the executor count, over HTTP JSON with a bearer token.
 
     GET  /healthz             no token; {"status": "ok"}
-    GET  /executors           {"current": n, "target": n, "min": a, "max": b, "draining": k, "mode": "in-place"}
+    GET  /executors           {"current": n, "target": n, "min": a, "max": b, "draining": k, "ids": [...],
+                               "mode": "in-place"}
     PUT  /executors           body {"target": n} -> 200 and the new state; 400 {"error": ...} when out of range
                               or malformed
+    POST /executors/replace   body {"executors": ["3", ...]} -> 200 {"replaced": [...]}: decommission them and let
+                              Spark start one in place of each (placement moves executors this way); 409 where the
+                              job cannot (restart mode)
 A missing or wrong token gets 401 and changes nothing. http.server in a daemon thread: a few calls a minute.
 """
 from __future__ import annotations
@@ -27,6 +31,8 @@ class Scaler(Protocol):
 
     def set_target(self, n: int) -> None: ...
 
+    def replace(self, executor_ids: list[str]) -> list[str]: ...
+
 
 class BadRequest(ValueError):
     """A request the caller must fix; its message is returned as {"error": ...}."""
@@ -46,6 +52,22 @@ def parse_target(body: bytes, minimum: int, maximum: int) -> int:
     if not minimum <= target <= maximum:
         raise BadRequest(f"target {target} is outside {minimum}..{maximum}")
     return target
+
+
+def parse_replace(body: bytes) -> list[str]:
+    """The executor ids of a POST /executors/replace body, or BadRequest."""
+    try:
+        doc = json.loads(body or b"null")
+    except (ValueError, UnicodeDecodeError):
+        doc = None
+    ids = doc.get("executors") if isinstance(doc, dict) else None
+    if not isinstance(ids, list) or not ids or not all(isinstance(e, str) and e for e in ids):
+        raise BadRequest('body must be JSON like {"executors": ["1", "2"]}')
+    return ids
+
+
+class NotPossible(RuntimeError):
+    """The job cannot do this in its mode (e.g. replace executors when it rescales by restarting)."""
 
 
 class ControlServer:
@@ -136,8 +158,29 @@ def _handler(server: ControlServer) -> Callable[..., BaseHTTPRequestHandler]:
             self._reply(200, server.scaler.state())
 
         def do_POST(self):
-            self._reply(405, {"error": "use GET or PUT /executors"})
+            if self.path != "/executors/replace":
+                return self._reply(405, {"error": "use GET or PUT /executors, or POST /executors/replace"})
+            try:
+                body = self._body()
+            except (BadRequest, ValueError) as err:
+                self.close_connection = True
+                return self._reply(400, {"error": str(err)})
+            if not self._guard():
+                return
+            try:
+                replaced = server.scaler.replace(parse_replace(body))
+            except BadRequest as err:
+                return self._reply(400, {"error": str(err)})
+            except NotPossible as err:
+                return self._reply(409, {"error": str(err)})
+            except Exception as err:  # noqa: BLE001 - report the driver's refusal to the caller
+                log.exception("replacing executors failed")
+                return self._reply(503, {"error": f"replace failed: {err}"})
+            self._reply(200, {"replaced": replaced})
 
-        do_DELETE = do_PATCH = do_POST
+        def do_DELETE(self):
+            self._reply(405, {"error": "use GET or PUT /executors, or POST /executors/replace"})
+
+        do_PATCH = do_DELETE
 
     return Handler

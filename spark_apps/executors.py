@@ -80,6 +80,33 @@ class InPlaceExecutors:
         # adjustTargetNumExecutors=True: do not replace it; triggeredByExecutor=False: the driver asks
         backend.decommissionExecutor(executor_id, info, True, False)
 
+    def task_seconds(self) -> dict[str, float]:
+        """Seconds of task time each live executor has run so far (Spark's status store, kept with or without
+        the web UI): the executor's load, read as a counter, for placement (docs/placement.md)."""
+        summaries = self._sc._jsc.sc().statusStore().executorList(True)
+        out = {}
+        for i in range(summaries.size()):
+            s = summaries.apply(i)
+            if s.id() != "driver":
+                out[s.id()] = s.totalDuration() / 1000.0
+        return out
+
+    def replace(self, executor_ids: list[str]) -> list[str]:
+        """Decommission these executors and let Spark start one in place of each (the target stays): how an
+        executor moves to another node. Returns the ids that were live and not draining already."""
+        with self._lock:
+            live = set(self.ids()) - self._draining
+            moved = [e for e in executor_ids if e in live]
+            jvm = self._sc._jvm
+            backend = self._sc._jsc.sc().schedulerBackend()
+            for e in moved:
+                info = jvm.org.apache.spark.scheduler.ExecutorDecommissionInfo(
+                    "elastream: placement moves it", jvm.scala.Option.empty())
+                backend.decommissionExecutor(e, info, False, False)  # adjustTargetNumExecutors=False: replaced
+                self._draining.add(e)  # so reconcile() does not cut the replacement as one too many
+            log.info("executors: replacing %s", moved)
+            return moved
+
     def set_target(self, n: int) -> None:
         """Move toward n executors; returns at once (executors start or drain in the background)."""
         with self._lock:

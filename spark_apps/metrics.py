@@ -15,7 +15,7 @@ import threading
 from typing import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQueryListener
@@ -36,8 +36,10 @@ class Metrics:
     """The gauges of one runner. `backlog` and `executors` are callables evaluated at each scrape."""
 
     def __init__(self, app: str, trigger_seconds: float, backlog: Callable[[str], int | None],
-                 executors: Callable[[], tuple[int, int]], progress_log: str | None = None):
+                 executors: Callable[[], tuple[int, int]], progress_log: str | None = None,
+                 task_seconds: Callable[[], dict[str, float]] | None = None):
         self.app, self.trigger_seconds, self._backlog, self._executors = app, trigger_seconds, backlog, executors
+        self._task_seconds = task_seconds
         self.registry = CollectorRegistry()
         g = lambda name, doc: Gauge(name, doc, LABELS, registry=self.registry)  # noqa: E731
         self.input_rate = g("elastream_input_rate", "records/s offered to the query (Spark inputRowsPerSecond)")
@@ -118,6 +120,13 @@ class _LiveCollector:
             current, target = counts
             yield _family("elastream_executors", "executors registered with the driver", self.m.app, current)
             yield _family("elastream_executor_target", "executors asked for", self.m.app, target)
+        per_executor = _safe(self.m._task_seconds) if self.m._task_seconds else None
+        if per_executor:
+            busy = CounterMetricFamily("elastream_executor_task_seconds", "task time each executor has run (its "
+                                       "load in cores, as a rate)", labels=["app", "executor"])
+            for executor, seconds in sorted(per_executor.items()):
+                busy.add_metric([self.m.app, executor], seconds)
+            yield busy
 
 
 def _family(name: str, doc: str, app: str, value: float) -> GaugeMetricFamily:

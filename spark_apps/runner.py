@@ -23,7 +23,7 @@ from pathlib import Path
 
 from spark_apps import sink
 from spark_apps.apps import APPS, AppOptions, from_file
-from spark_apps.control import ControlServer
+from spark_apps.control import ControlServer, NotPossible
 from spark_apps.executors import InPlaceExecutors, in_place_possible, local_threads
 from spark_apps.metrics import Listener, Metrics, observe_input, planned_end
 from spark_apps.profile import PROFILES, parse_duration
@@ -184,14 +184,21 @@ class Runner:
         self.spark = self.query = self.execs = None
         self.session_master = ""
         self.stop_event, self.restart_event = threading.Event(), threading.Event()
-        self.metrics = Metrics(self.name, self.trigger, self.backlog, self.counts, args.progress_log)
+        self.metrics = Metrics(self.name, self.trigger, self.backlog, self.counts, args.progress_log,
+                               task_seconds=self.task_seconds)
 
     # --- the Scaler the control endpoint drives -------------------------------------------------------------
     def state(self) -> dict:
         current, target = self.counts()
         return {"current": current, "target": target, "min": self.minimum, "max": self.maximum,
-                "draining": self._draining(),
+                "draining": self._draining(), "ids": self._ids(),
                 "mode": "in-place" if self.in_place else "restart"}
+
+    def _ids(self) -> list[str]:
+        try:
+            return self.execs.ids() if self.execs else []
+        except Exception:  # noqa: BLE001 - restarting
+            return []
 
     def _draining(self) -> int:
         try:
@@ -206,6 +213,16 @@ class Runner:
         elif n != self.target:
             self.target = n
             self.restart_event.set()
+
+    def replace(self, executor_ids: list[str]) -> list[str]:
+        if not self.in_place or self.execs is None:
+            raise NotPossible("this job rescales by restarting (or is starting): it has no executors to replace")
+        return self.execs.replace(executor_ids)
+
+    def task_seconds(self) -> dict[str, float]:
+        """Task seconds per live executor ({} while a session (re)starts or on local[N])."""
+        execs = self.execs
+        return execs.task_seconds() if execs is not None else {}
 
     def counts(self) -> tuple[int, int]:
         """(current, target). While a session is (re)starting there are no executors yet: (0, target)."""

@@ -89,8 +89,26 @@ def test_prometheus_scrapes_the_runner(runner, test_dir):
         assert float(query('elastream_executors{app="identity"}')[0]["value"][1]) == 1
         assert query(f"elastream_backlog_records{sel}")
         assert float(query(f"elastream_trigger_interval_seconds{sel}")[0]["value"][1]) == 1.0
+        # each executor's task time, as a counter: its load for placement (a rate in cores, above 0, at most 1 core)
+        busy = wait_for(lambda: query('rate(elastream_executor_task_seconds_total{app="identity"}[1m]) > 0'), 60,
+                        "a task-seconds rate per executor")
+        assert busy[0]["metric"]["executor"] in runner.executors()["ids"]
+        assert 0 < float(busy[0]["value"][1]) <= 1.0
     finally:
         prom.stop()
+
+
+def test_replace_moves_an_executor_and_keeps_the_count(runner):
+    """Placement moves an executor by decommissioning it with a replacement: a new id, the same count."""
+    before = wait_for(lambda: (lambda s: s if s["current"] == 1 and s["draining"] == 0 else None)(runner.executors()),
+                      START_TIMEOUT, "one settled executor")
+    status, doc = runner.call("POST", "/executors/replace", {"executors": before["ids"] + ["no-such-id"]})
+    assert status == 200 and doc["replaced"] == before["ids"], doc
+    after = wait_for(lambda: (lambda s: s if s["current"] == 1 and s["draining"] == 0 and s["ids"] != before["ids"]
+                              else None)(runner.executors()), START_TIMEOUT, "a replacement executor")
+    assert after["target"] == 1
+    status, doc = runner.call("POST", "/executors/replace", {"executors": []})
+    assert status == 400 and "executors" in doc["error"]
 
 
 def test_identity_exactly_once(runner):

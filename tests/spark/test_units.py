@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spark_apps import records, verify
-from spark_apps.control import BadRequest, parse_target
+from spark_apps.control import BadRequest, parse_replace, parse_target
 from spark_apps.profile import make_profile, parse_duration
 
 
@@ -65,6 +65,16 @@ def test_parse_target_rejects(body, error):
 
 def test_parse_target_accepts():
     assert parse_target(b'{"target": 4}', 1, 4) == 4
+
+
+@pytest.mark.parametrize("body", [b"", b"[]", b'{"executors": []}', b'{"executors": [3]}', b'{"executors": "3"}'])
+def test_parse_replace_rejects(body):
+    with pytest.raises(BadRequest, match=re.escape('body must be JSON like {"executors": ["1", "2"]}')):
+        parse_replace(body)
+
+
+def test_parse_replace_accepts():
+    assert parse_replace(b'{"executors": ["3", "4"]}') == ["3", "4"]
 
 
 def _write_run(tmp_path, app: str, total_s: int = 10, rate: int = 50):
