@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from controllers import kube
 from controllers.events import KopfEventSink
 from controllers.metrics import DECISIONS, DESIRED_EXECUTORS
+from controllers.placement_step import place
 from controllers.state_store import ConfigMapStateStore
 from controllers.schedule import Lateness
 from controllers.status import (evaluated_status, invalid_status, not_supported_status, schedule_status,
@@ -111,11 +112,16 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
     decision = _manual_override(autoscaler, job, spec, old) or autoscaler.scale()
     DECISIONS.labels(action=decision.action, guard=decision.guard or "").inc()
     realized = decision_realized(decision)
+    placement = place(namespace, name, spec, policy, autoscaler, rescaled=decision.changed)
     current = job.current()
 
     def change(fresh: dict[str, Any]) -> dict[str, Any]:
         evaluated = {**fresh, **evaluated_status(fresh, decision, metrics.observation, realized, metrics.problem,
                                                  generation, current)}
+        if placement is not None:
+            evaluated["placement"] = placement
+        else:
+            evaluated.pop("placement", None)
         return schedule_status(evaluated, lateness, generation)
 
     written = kube.update_status(namespace, name, change, body=body)

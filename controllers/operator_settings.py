@@ -13,6 +13,7 @@ import kopf
 from prometheus_client import start_http_server
 
 from controllers.lanes import LaneSizes, install
+from controllers.webhook import WEBHOOK_PORT, webhook_server
 
 
 def peering_priority() -> int:
@@ -47,6 +48,10 @@ def configure(settings: kopf.OperatorSettings, logger, **_) -> None:
     sizes = LaneSizes.from_environment()
     install(sizes)
     settings.execution.max_workers = sizes.fast
+    server = webhook_server()
+    if server is not None:  # the chart mounts the certificate and registers the webhook (not kopf: managed stays off)
+        settings.admission.server = server
+        logger.info("placement webhook on :%d", WEBHOOK_PORT)
     port = int(os.environ.get("ELASTREAM_METRICS_PORT", "8080"))
     if port and not _metrics_started:
         start_http_server(port)

@@ -6,3 +6,4 @@ annotations because the status schema is ours, events posted, peering, the opera
 import controllers.operator_settings  # noqa: F401  (registers login and startup handlers)
 import controllers.policy  # noqa: F401  (registers handlers)
 import controllers.streamapp  # noqa: F401
+import controllers.webhook  # noqa: F401  (the placement webhook; served only with a certificate)

@@ -50,6 +50,7 @@ class InPlaceExecutors:
         self._sc, self.minimum, self.maximum, self.target = sc, minimum, maximum, target
         self._lock = threading.Lock()
         self._draining: set[str] = set()
+        self._replacing = False
         self.last: Rescale | None = None
         self.history: list[Rescale] = []
 
@@ -104,6 +105,11 @@ class InPlaceExecutors:
                     "elastream: placement moves it", jvm.scala.Option.empty())
                 backend.decommissionExecutor(e, info, False, False)  # adjustTargetNumExecutors=False: replaced
                 self._draining.add(e)  # so reconcile() does not cut the replacement as one too many
+            if moved:
+                self._replacing = True
+                # the total asked for counts the draining ones out: a standalone master then launches the
+                # replacements; Kubernetes' allocator starts them anyway
+                self._request_total(self.target + len(self._draining))
             log.info("executors: replacing %s", moved)
             return moved
 
@@ -125,7 +131,10 @@ class InPlaceExecutors:
             log.info("executors: target %d (live %d)", n, before)
 
     def settle(self) -> None:
-        """Record when the last rescale finished."""
+        """Record when the last rescale finished; once replaced executors are gone, ask for the target again."""
+        if self._replacing and self.draining() == 0:
+            self._replacing = False
+            self._request_total(self.target)
         r = self.last
         if r is not None and r.seconds is None and self.current() == r.to_n and self.draining() == 0:
             r.seconds = time.monotonic() - r.started

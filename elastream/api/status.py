@@ -35,6 +35,26 @@ class Decision(ApiModel):
     targets: dict[str, int] | None = Field(None, description="parallelism per component decided (Storm)")
 
 
+class Move(ApiModel):
+    """The last placement move: executors restarted on their planned nodes (each counts as a rescale)."""
+
+    executors: list[str] = Field(default_factory=list, description="executor ids moved")
+    wanted: list[str] = Field(default_factory=list, description="executor ids the plan moves")
+    reason: str = Field("", max_length=4096, description="what the guards allowed, and why")
+
+
+class Placement(ApiModel):
+    """Where the app's executors are planned (docs/placement.md): one plan covers every placed StreamApp."""
+
+    algorithm: str = Field(..., description="spec.placement of the policy (or elastream when placed apps disagree)")
+    executors: dict[str, str] = Field(default_factory=dict, description="executor id -> planned node")
+    predicted_peak: dict[str, float] = Field(
+        default_factory=dict, description="node -> predicted peak CPU (cores) of all placed executors on it")
+    nodes_used: int | None = Field(None, ge=0, description="nodes the whole plan uses")
+    message: str = Field("", max_length=4096, description="why nothing moves, or why there is no plan")
+    last_move: Move | None = None
+
+
 class StreamAppStatus(ApiModel):
     phase: Literal["Pending", "Running", "Scaling", "Suspended", "Degraded", "Failed"] | None = None
     observed_generation: int | None = Field(None, ge=0)
@@ -47,6 +67,7 @@ class StreamAppStatus(ApiModel):
     latency_p99_seconds: float | None = Field(None, ge=0, description="last observed end-to-end p99 latency")
     selector: str | None = Field(None, description="label selector of the job's pods (scale subresource)")
     last_decision: Decision | None = None
+    placement: Placement | None = None
     history: list[Decision] = Field(default_factory=list, max_length=HISTORY_LIMIT, description="most recent decisions, newest last")
 
 

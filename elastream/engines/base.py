@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from elasticity.model import Decision
-from elasticity.ports import MetricsSource, Realizer
+from elasticity.ports import MetricsSource, Mover, Realizer
 
 
 class MetricsUnavailable(Exception):
@@ -84,6 +84,26 @@ class LocalJob(Protocol):
         """Where the job runs, for the first lines of the run."""
 
 
+class EnginePlacement(Protocol):
+    """What placement needs from an engine's managed app: its executor pods, their loads, a way to move one."""
+
+    load_label: str  # the label of the load series that holds the executor id
+
+    def unsupported(self, spec) -> str | None:
+        """Why this app's executors cannot be placed (a message naming the field), or None."""
+
+    def executor_selector(self, app: str) -> str:
+        """Label selector of the app's executor pods."""
+
+    def load_query(self, app: str) -> str:
+        """PromQL: cores each executor keeps busy, one series per executor."""
+
+    def executor_id(self, pod: dict[str, Any]) -> str | None: ...
+
+    def mover(self, namespace: str, name: str, spec) -> "Mover":
+        """Moves executors (elasticity.ports.Mover); raises SecretProblem when the job cannot be reached yet."""
+
+
 class Engine(Protocol):
     name: str
     unit: str  # what its parallelism counts, for messages: "executors", "executors per component"
@@ -98,6 +118,9 @@ class Engine(Protocol):
 
     def local_job(self, app, workdir: Path, duration_s: float) -> LocalJob:
         """Raises ManifestError naming the field when the app cannot run locally."""
+
+    def placement(self) -> EnginePlacement | None:
+        """How the operator places this engine's executors on nodes, or None when it does not."""
 
 
 def decision_realized(d: Decision) -> bool:

@@ -1,4 +1,4 @@
-"""A small Prometheus HTTP API client: instant queries, as one number or as one number per label value.
+"""A small Prometheus HTTP API client: instant queries (one number, or one per label value) and range queries.
 
 Engines turn the answers into the core's JobObservation; this module knows nothing of any engine.
 """
@@ -39,9 +39,16 @@ class PrometheusClient:
         """The label sets of an instant query's series (for info metrics)."""
         return [dict(s.get("metric") or {}) for s in self._query(promql).get("result") or []]
 
-    def _query(self, promql: str) -> dict:
+    def range(self, promql: str, start: float, end: float, step_s: float) -> list[tuple[dict[str, str], list[float], list[float]]]:
+        """(labels, times, values) of every series of a range query."""
+        data = self._query(promql, {"start": start, "end": end, "step": step_s}, "query_range")
+        return [(dict(s.get("metric") or {}), [float(t) for t, _ in s.get("values") or []],
+                 [float(v) for _, v in s.get("values") or []]) for s in data.get("result") or []]
+
+    def _query(self, promql: str, extra: dict | None = None, api: str = "query") -> dict:
         try:
-            resp = self.http.get(f"{self.url}/api/v1/query", params={"query": promql}, timeout=self.timeout_s)
+            resp = self.http.get(f"{self.url}/api/v1/{api}", params={"query": promql, **(extra or {})},
+                                 timeout=self.timeout_s)
         except requests.RequestException as err:
             raise MetricsUnavailable(f"Prometheus at {self.url} is unreachable: {type(err).__name__}") from err
         if resp.status_code != 200:

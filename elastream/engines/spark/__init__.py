@@ -22,6 +22,11 @@ class SparkEngine:
 
         return SparkOperatorJob(namespace, name, spec, policy)
 
+    def placement(self):
+        from elastream.engines.spark.placement import SparkPlacement
+
+        return SparkPlacement()
+
     def local_job(self, app, workdir: Path, duration_s: float):
         from elastream.engines.spark.local import SparkLocalJob, check_runnable
 

@@ -28,9 +28,13 @@ class ControlEndpointClient:
     def set_executors(self, target: int) -> dict:
         return self._call("PUT", {"target": int(target)})
 
-    def _call(self, method: str, body: dict) -> dict:
+    def replace_executors(self, ids: list[str]) -> dict:
+        """Decommission these executors with replacements: {"replaced": [ids that were live]}."""
+        return self._call("POST", {"executors": list(ids)}, "/executors/replace")
+
+    def _call(self, method: str, body: dict, path: str = "/executors") -> dict:
         try:
-            resp = self.http.request(method, f"{self.url}/executors", json=body or None, timeout=self.timeout_s)
+            resp = self.http.request(method, f"{self.url}{path}", json=body or None, timeout=self.timeout_s)
         except requests.RequestException as err:
             raise ControlError(f"control endpoint {self.url} unreachable: {type(err).__name__}") from err
         if resp.status_code != 200:

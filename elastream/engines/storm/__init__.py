@@ -25,6 +25,10 @@ class StormEngine:
 
         return StormOperatorJob(namespace, name, spec, policy)
 
+    def placement(self):
+        """None: the operator does not place Storm executors yet (Storm's own scheduler does)."""
+        return None
+
     def local_job(self, app, workdir: Path, duration_s: float):
         from elastream.engines.storm.local import StormLocalJob, check_runnable
 

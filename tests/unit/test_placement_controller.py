@@ -1,0 +1,55 @@
+"""Pure parts of the operator's placement: node usability, CPU quantities, the time grid, the webhook's patch."""
+from __future__ import annotations
+
+import numpy as np
+
+from controllers.placement import PlacedApp, _on_grid, _usable, choose_algorithm, cpu_cores, summary
+from controllers.webhook import _namespace_of, with_node
+from elasticity.placement.planner import NodeCapacity, PlacedExecutor, PlacementPlanner
+
+
+def _app(algorithm):
+    return PlacedApp("ns", algorithm, algorithm, "http://p", {}, 0.0)
+
+
+def test_one_algorithm_for_the_joint_plan():
+    assert choose_algorithm([_app("ga"), _app("ga")]) == ("ga", "")
+    algorithm, note = choose_algorithm([_app("ga"), _app("greedy")])
+    assert algorithm == "elastream" and "ga, greedy" in note and "spec.placement" in note
+
+
+def test_cpu_quantities():
+    assert cpu_cores("2") == 2.0 and cpu_cores("500m") == 0.5 and cpu_cores("0.25") == 0.25
+
+
+def test_usable_nodes_are_ready_schedulable_untainted():
+    ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+    assert _usable({**ready, "spec": {}})
+    assert not _usable({**ready, "spec": {"unschedulable": True}})
+    assert not _usable({**ready, "spec": {"taints": [{"key": "kwok.x-k8s.io/node", "effect": "NoSchedule"}]}})
+    assert _usable({**ready, "spec": {"taints": [{"key": "x", "effect": "PreferNoSchedule"}]}})
+    assert not _usable({"status": {"conditions": [{"type": "Ready", "status": "False"}]}, "spec": {}})
+
+
+def test_samples_land_on_the_grid_and_gaps_stay_unknown():
+    steps = np.array([0.0, 15.0, 30.0, 45.0])
+    out = _on_grid([0.0, 15.0, 44.0], [1.0, 2.0, 4.0], steps)
+    assert out[:2].tolist() == [1.0, 2.0] and np.isnan(out[2]) and out[3] == 4.0
+    assert np.isnan(_on_grid([], [], steps)).all()
+
+
+def test_webhook_pins_the_node_and_keeps_other_affinity():
+    other = {"podAntiAffinity": {"x": 1}}
+    out = with_node(other, "n1")
+    term = out["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+    assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]
+    assert out["podAntiAffinity"] == {"x": 1} and "nodeAffinity" not in other
+    assert _namespace_of({"username": "system:serviceaccount:team-a:wordcount-spark"}) == "team-a"
+    assert _namespace_of({"username": "admin"}) is None
+
+
+def test_summary_lists_each_used_node():
+    plan = PlacementPlanner().plan([PlacedExecutor("ns/a/1", "ns/a", "n0", np.full(8, 0.5))],
+                                   [NodeCapacity("n0", 2.0), NodeCapacity("n1", 2.0)])
+    text = summary(plan)
+    assert "n0: peak 0.50 of 2.00 cores: ns/a/1" in text and "n1:" not in text
