@@ -135,7 +135,7 @@ class ClusterPlacement:
                 continue
             load = loads.get(executor, np.full(steps.size, np.nan))
             out.append(PlacedExecutor(f"{app.group}/{executor}", app.group, (body.get("spec") or {}).get("nodeName"),
-                                      load))
+                                      load, request=_requested_cpu(body)))
         return out
 
     def for_app(self, namespace: str, name: str) -> dict[str, Any] | None:

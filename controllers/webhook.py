@@ -50,7 +50,7 @@ def place_executor(body: kopf.Body, patch: kopf.Patch, userinfo: dict[str, Any],
     node = PlacementPlanner.choose_node(plan, group, live)
     if node is None:
         return
-    patch.metadata.setdefault("annotations", {})[PLANNED_NODE] = node
+    patch.metadata.annotations[PLANNED_NODE] = node
     patch.spec["affinity"] = with_node(body.get("spec", {}).get("affinity"), node)
     log.info("executor pod of %s goes to node %s", group, node)
 

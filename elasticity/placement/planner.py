@@ -30,6 +30,7 @@ class PlacedExecutor:
     group: str  # executors of one group are interchangeable (one app's): "namespace/app"
     node: str | None  # where it runs now (None: not scheduled yet)
     load: np.ndarray  # (T,) cores at each step of the window; NaN where unknown
+    request: float = 0.0  # cores its pod requests: the scheduler admits it on a node only if the requests fit
 
 
 @dataclass
@@ -93,13 +94,15 @@ class PlacementPlanner:
         if not executors:
             return PlacementPlan(self.algorithm, {}, {}, dict(zip(names, capacity.tolist())), 0, 0, [], None)
         loads, period = profile(np.vstack([e.load for e in executors]), period_steps)
+        # the requests are one more "step" of the profile: a plan the scheduler would refuse is no plan
+        demand = np.hstack([loads, np.array([[e.request] for e in executors])])
         current = np.array([names.index(e.node) if e.node in names else -1 for e in executors])
-        proposed = self._solve(loads, capacity, current)
+        proposed = self._solve(demand, capacity, current)
         used_now = {int(j) for j in current if j >= 0}
         used_plan = {int(j) for j in proposed}
         note = ""
         keep = len(used_now) - len(used_plan) < self.min_nodes_saved and (current >= 0).all()
-        if keep and _fits(loads, current, capacity):
+        if keep and _fits(demand, current, capacity):
             chosen = current
             note = f"the best plan found uses {len(used_plan)} node(s), the executors use {len(used_now)}: none moves"
         else:

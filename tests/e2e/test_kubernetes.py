@@ -27,6 +27,11 @@ EXAMPLES = ROOT / "examples" / "kubernetes"
 APP, NS, RELEASE_NS = "wordcount", "default", "elastream-system"
 REAL = "elastream.io/real-node"
 HOST_DATA = "/var/lib/elastream-example"  # the hostPath of examples/kubernetes/storage.yaml
+POLICY = "latency-10s"
+# a plan every 15 s from the last 2 minutes of load (the chart's defaults: every minute, from 10 minutes)
+PLACEMENT_SETTINGS = ("--set", "placement.intervalSeconds=15", "--set", "placement.windowSeconds=120",
+                      "--set", "placement.stepSeconds=5")
+PLANNED_NODE = "elastream.io/planned-node"
 
 
 def diagnosis(k) -> str:
@@ -104,7 +109,7 @@ def k(real_cluster, crds_installed):
 def release(k):
     """The operator installed by Helm, as a pod on a real node under the chart's own ServiceAccount."""
     helm(k, "install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait", "--timeout", "5m",
-         "--set", f"watchNamespaces={{{NS}}}")
+         "--set", f"watchNamespaces={{{NS}}}", *PLACEMENT_SETTINGS)
     yield RELEASE_NS
     helm(k, "uninstall", "elastream", "-n", RELEASE_NS, "--wait", "--timeout", "2m", check=False)
     k.kubectl("delete", "namespace", RELEASE_NS, "--wait=false", check=False)
@@ -174,6 +179,45 @@ def test_every_dashboard_panel_returns_data(k, example):
 
     for title, expr in panel_queries(CHART / "dashboards" / "elastream.json", app=APP, namespace=NS):
         wait_for(f"data for panel {title!r}: {expr}", lambda e=expr: result(e), timeout=120, every=5, k=k)
+
+
+def executor_nodes(k) -> dict[str, str]:
+    """executor id -> node of the running executor pods (kubectl get pods -o wide)."""
+    return {p["metadata"]["labels"]["spark-exec-id"]: p["spec"]["nodeName"] for p in running(k, "executor")}
+
+
+def scale_to(k, n: int) -> None:
+    k.kubectl("scale", f"streamapp/{APP}", f"--replicas={n}", "-n", NS)
+    wait_for(f"{n} executor pod(s) Running and no other", lambda: len(running(k, "executor")) == n
+             and len(pods(k, "executor")) == n, timeout=240, every=2, k=k)
+
+
+def test_placement_sends_executors_to_their_planned_nodes(k, example):
+    """spec.placement: the operator plans from the executors' measured loads and their requests, a new executor pod
+    is sent to its planned node by the webhook, and the pods end where status.placement says."""
+    scale_to(k, 1)
+    k.kubectl("patch", "elasticitypolicy", POLICY, "-n", NS, "--type=merge", "-p", '{"spec": {"placement": "elastream"}}')
+    first = wait_for("a plan in status.placement", lambda: (st := status(k).get("placement") or {}).get("executors")
+                     and st, timeout=180, every=2, k=k)
+    assert first["algorithm"] == "elastream", first
+    scale_to(k, 2)
+    (new,) = [p for p in running(k, "executor") if p["metadata"]["labels"]["spark-exec-id"] not in first["executors"]]
+    planned = (new["metadata"].get("annotations") or {}).get(PLANNED_NODE)
+    assert planned == new["spec"]["nodeName"], f"the webhook planned {planned}, the pod runs on {new['spec']['nodeName']}"
+    assert planned in real_nodes(k)
+
+    def settled():
+        st = status(k).get("placement") or {}
+        return st if st.get("executors") and st["executors"] == executor_nodes(k) else None
+
+    st = wait_for("the executor pods on the nodes status.placement plans", settled, timeout=300, every=3, k=k)
+    assert set(st["predictedPeak"]) == set(st["executors"].values()), st
+    view = json.loads(get(k, "configmap", "elastream-placement", "-n", RELEASE_NS)["data"]["plan.json"])
+    assert {f"{NS}/{APP}/{e}": n for e, n in st["executors"].items()}.items() <= view["nodeOf"].items(), view
+    assert view["nodesUsed"] == len(set(view["nodeOf"].values()))
+    k.kubectl("patch", "elasticitypolicy", POLICY, "-n", NS, "--type=merge", "-p", '{"spec": {"placement": "none"}}')
+    wait_for("status.placement gone with spec.placement none", lambda: "placement" not in status(k),
+             timeout=120, every=2, k=k)
 
 
 def test_deleted_driver_is_recreated_and_resumes(k, example):

@@ -116,3 +116,13 @@ def test_other_algorithms_plan_without_overload(algorithm):
     plan = PlacementPlanner(algorithm).plan(_two_apps_complementary(["n0", "n1", "n2", "n3"]), nodes)
     assert plan.algorithm == algorithm
     assert all(v <= 2.0 + 1e-9 for v in plan.predicted_peak.values())
+
+
+def test_requests_bound_the_plan_as_the_scheduler_would():
+    """Tiny loads, but requests of 0.6 cores on 1-core nodes: one executor per node, or the scheduler refuses."""
+    nodes = [NodeCapacity("n0", 1.0), NodeCapacity("n1", 1.0)]
+    executors = [PlacedExecutor(f"ns/a/{i}", "ns/a", f"n{i}", np.full(T, 0.1), request=0.6) for i in range(2)]
+    plan = PlacementPlanner().plan(executors, nodes)
+    assert plan.moves == [] and plan.nodes_used == 2
+    small = [PlacedExecutor(f"ns/a/{i}", "ns/a", f"n{i}", np.full(T, 0.1), request=0.4) for i in range(2)]
+    assert PlacementPlanner().plan(small, nodes).nodes_used == 1
