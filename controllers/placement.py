@@ -136,7 +136,7 @@ class ClusterPlacement:
             load = loads.get(executor, np.full(steps.size, np.nan))
             out.append(PlacedExecutor(f"{app.group}/{executor}", app.group, (body.get("spec") or {}).get("nodeName"),
                                       load, request=_requested_cpu(body)))
-        return out
+        return with_app_mean(out)
 
     def for_app(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The app's part of the plan, for its status: node per executor, predicted peak of those nodes."""
@@ -159,6 +159,17 @@ def _engine_placement(app: PlacedApp):
 
 
 ENGINE_PLACEMENTS: dict[str, Any] = {}  # group -> the engine's placement answers (set when the app registers)
+
+
+def with_app_mean(executors: list[PlacedExecutor]) -> list[PlacedExecutor]:
+    """An executor with no sample yet (just started) is expected to carry its app's mean load."""
+    known = [e.load for e in executors if not np.isnan(e.load).all()]
+    if known:
+        mean = np.nanmean(np.vstack(known), axis=0)
+        for e in executors:
+            if np.isnan(e.load).all():
+                e.load = mean.copy()
+    return executors
 
 
 def _on_grid(times: list[float], values: list[float], steps: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from controllers.placement import PlacedApp, _on_grid, _usable, choose_algorithm, cpu_cores, summary
+from controllers.placement import PlacedApp, _on_grid, _usable, choose_algorithm, cpu_cores, summary, with_app_mean
 from controllers.webhook import _namespace_of, with_node
 from elasticity.placement.planner import NodeCapacity, PlacedExecutor, PlacementPlanner
 
@@ -53,3 +53,13 @@ def test_summary_lists_each_used_node():
                                    [NodeCapacity("n0", 2.0), NodeCapacity("n1", 2.0)])
     text = summary(plan)
     assert "n0: peak 0.50 of 2.00 cores: ns/a/1" in text and "n1:" not in text
+
+
+def test_an_executor_without_samples_carries_its_apps_mean():
+    nan = np.full(3, np.nan)
+    out = with_app_mean([PlacedExecutor("ns/a/1", "ns/a", "n0", np.array([1.0, np.nan, 3.0])),
+                         PlacedExecutor("ns/a/2", "ns/a", "n0", np.array([3.0, 2.0, 1.0])),
+                         PlacedExecutor("ns/a/3", "ns/a", None, nan.copy())])
+    assert out[2].load.tolist() == [2.0, 2.0, 2.0]
+    alone = with_app_mean([PlacedExecutor("ns/b/1", "ns/b", None, nan.copy())])
+    assert np.isnan(alone[0].load).all()  # nothing known: the planner counts it as no load (its request still counts)
