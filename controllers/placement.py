@@ -265,7 +265,12 @@ def publish(plan: PlacementPlan, now: float) -> None:
             "data": {"plan.json": json.dumps({**plan.to_dict(), "plannedAt": round(now, 1)}, indent=1),
                      "summary": summary(plan)}}
     try:
-        kube.sync_config_map(view, namespace)
+        try:
+            kube.sync_config_map(view, namespace)
+        except ApiException as err:
+            if err.status != 404:
+                raise
+            kube.core().create_namespaced_config_map(namespace, view)
     except ApiException as err:
         log.warning("could not write the placement view: %s", kube.api_error_message(err))
 

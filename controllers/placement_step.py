@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from controllers import kube
 from controllers.placement import ENGINE_PLACEMENTS, cluster_placement, register_app
 from elasticity.autoscaler import JobAutoscaler
 
@@ -29,7 +30,11 @@ def place(namespace: str, name: str, spec, policy, autoscaler: JobAutoscaler, re
     status.pop("note", None)
     moves = status.pop("moves")
     if moves and not rescaled:  # a rescale in this evaluation already changed the executors: plan again first
-        mover = ENGINE_PLACEMENTS[f"{namespace}/{name}"].mover(namespace, name, spec)
+        try:
+            mover = ENGINE_PLACEMENTS[f"{namespace}/{name}"].mover(namespace, name, spec)
+        except kube.SecretProblem as err:
+            status["lastMove"] = {"executors": [], "wanted": moves, "reason": f"cannot reach the job: {err}"}
+            return status
         plan = planner.plan
         why_move = (f"the plan ({plan.algorithm}) uses {plan.nodes_used} node(s) where the executors use "
                     f"{plan.current_nodes}")
