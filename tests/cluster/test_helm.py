@@ -60,7 +60,10 @@ DENIED = [("delete", "streamapps.elastream.io"), ("create", "streamapps.elastrea
           ("delete", "persistentvolumeclaims"), ("delete", "namespaces"),
           ("create", "clusterroles.rbac.authorization.k8s.io"), ("escalate", "roles.rbac.authorization.k8s.io"),
           ("bind", "roles.rbac.authorization.k8s.io"), ("delete", "customresourcedefinitions.apiextensions.k8s.io"),
-          ("get", "nodes")]
+          ("patch", "nodes"), ("delete", "nodes"), ("create", "pods/binding"),
+          ("create", "mutatingwebhookconfigurations.admissionregistration.k8s.io")]
+# placement reads every node and the pods on it (what each node has left), and nothing more
+PLACEMENT_READS = [("get", "nodes"), ("list", "nodes"), ("list", "pods")]
 
 
 def _can(k, sa, verb, resource, *where):
@@ -89,8 +92,8 @@ def test_install_brings_crds_and_least_privilege_rbac(crds_installed, release, n
     assert (env["ELASTREAM_WORKERS"], env["ELASTREAM_SLOW_WORKERS"]) == ("16", "32")
     assert env["ELASTREAM_SHARD"] is None  # no shard: every StreamApp (the API server drops the empty value)
     sa = f"system:serviceaccount:{release}:elastream"
-    allowed = ALLOWED + [("patch", "clusterkopfpeerings.kopf.dev"),
-                         ("list", "customresourcedefinitions.apiextensions.k8s.io")]
+    allowed = ALLOWED + PLACEMENT_READS + [("patch", "clusterkopfpeerings.kopf.dev"),
+                                           ("list", "customresourcedefinitions.apiextensions.k8s.io")]
     for verb, res in allowed:
         assert _can(k, sa, verb, res, "-A") == "yes", f"operator cannot {verb} {res}"
     for verb, res in DENIED:
@@ -123,6 +126,9 @@ def test_watch_namespaces_grants_rights_only_there(crds_installed, namespaced_re
             assert _can(k, sa, verb, res, "-n", namespace) == "no", f"operator may {verb} {res}"
         assert _can(k, sa, "list", "customresourcedefinitions.apiextensions.k8s.io") == "yes"
         assert _can(k, sa, "list", "namespaces") == "yes"
+        for verb, res in PLACEMENT_READS:
+            assert _can(k, sa, verb, res, "-n", other) == "yes", f"placement cannot {verb} {res}"
+        assert _can(k, sa, "update", "configmaps", "-n", release_ns) == "yes", "no placement view"
         _creates_what_managed_mode_creates(k, sa, namespace)
     finally:
         k.kubectl("delete", "namespace", other, "--wait=false", check=False)
