@@ -53,6 +53,7 @@ class PlacedApp:
     prometheus_url: str
     node_selector: dict[str, str]
     seen_at: float
+    advisor: bool = False  # advisor mode: planned and reported, never realized (no move, no pinned pod)
 
     @property
     def group(self) -> str:
@@ -74,10 +75,15 @@ class ClusterPlacement:
         self._refreshing = threading.Lock()
 
     def register(self, namespace: str, name: str, algorithm: str, prometheus_url: str,
-                 node_selector: dict[str, str]) -> None:
-        app = PlacedApp(namespace, name, algorithm, prometheus_url, dict(node_selector), time.time())
+                 node_selector: dict[str, str], advisor: bool = False) -> None:
+        app = PlacedApp(namespace, name, algorithm, prometheus_url, dict(node_selector), time.time(), advisor)
         with self._lock:
             self.apps[app.group] = app
+
+    def pins(self, group: str) -> bool:
+        """Whether new executor pods of this app go to their planned node (placed, and not in advisor mode)."""
+        app = self.apps.get(group)
+        return app is not None and not app.advisor
 
     def forget(self, namespace: str, name: str) -> None:
         with self._lock:
@@ -311,5 +317,5 @@ def register_app(namespace: str, name: str, spec, policy) -> str | None:
         return why
     ENGINE_PLACEMENTS[f"{namespace}/{name}"] = engine_placement
     planner.register(namespace, name, policy.placement, policy.metrics.prometheus.url,
-                     getattr(spec.spark, "node_selector", {}) or {})
+                     getattr(spec.spark, "node_selector", {}) or {}, advisor=policy.mode == "advisor")
     return None

@@ -38,10 +38,10 @@ def place_executor(body: kopf.Body, patch: kopf.Patch, userinfo: dict[str, Any],
     meta = body.get("metadata") or {}
     app = (meta.get("labels") or {}).get(LABEL_APP)
     namespace = meta.get("namespace") or _namespace_of(userinfo)
-    plan = cluster_placement().plan
-    if not app or not namespace or plan is None:
+    placement = cluster_placement()
+    plan, group = placement.plan, f"{namespace}/{app}"
+    if not app or not namespace or plan is None or not placement.pins(group):
         return
-    group = f"{namespace}/{app}"
     try:
         live = live_executors_per_node(namespace, app)
     except Exception as err:  # noqa: BLE001 - never block a pod: unplaced is better than not created

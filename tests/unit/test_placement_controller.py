@@ -63,3 +63,14 @@ def test_an_executor_without_samples_carries_its_apps_mean():
     assert out[2].load.tolist() == [2.0, 2.0, 2.0]
     alone = with_app_mean([PlacedExecutor("ns/b/1", "ns/b", None, nan.copy())])
     assert np.isnan(alone[0].load).all()  # nothing known: the planner counts it as no load (its request still counts)
+
+
+def test_advisor_mode_plans_but_pins_no_pod():
+    from controllers.placement import ClusterPlacement
+
+    placement = ClusterPlacement()
+    placement.register("ns", "auto", "elastream", "http://p", {})
+    placement.register("ns", "advised", "elastream", "http://p", {}, advisor=True)
+    assert placement.pins("ns/auto") and not placement.pins("ns/advised") and not placement.pins("ns/unknown")
+    placement.forget("ns", "auto")
+    assert not placement.pins("ns/auto")
