@@ -60,7 +60,7 @@ DENIED = [("delete", "streamapps.elastream.io"), ("create", "streamapps.elastrea
           ("delete", "persistentvolumeclaims"), ("delete", "namespaces"),
           ("create", "clusterroles.rbac.authorization.k8s.io"), ("escalate", "roles.rbac.authorization.k8s.io"),
           ("bind", "roles.rbac.authorization.k8s.io"), ("delete", "customresourcedefinitions.apiextensions.k8s.io"),
-          ("patch", "nodes"), ("delete", "nodes"), ("create", "pods/binding"),
+          ("patch", "nodes"), ("delete", "nodes"),
           ("create", "mutatingwebhookconfigurations.admissionregistration.k8s.io")]
 # placement reads every node and the pods on it (what each node has left), and nothing more
 PLACEMENT_READS = [("get", "nodes"), ("list", "nodes"), ("list", "pods")]
