@@ -25,15 +25,14 @@ WEBHOOK_PORT = int(os.environ.get("ELASTREAM_WEBHOOK_PORT", "9443"))
 
 
 def webhook_server() -> kopf.WebhookServer | None:
-    """kopf's HTTPS server with the chart's certificate, or None when no certificate is mounted."""
+    """kopf's HTTPS server with the chart's certificate, or None when no certificate directory is set."""
     where = os.environ.get("ELASTREAM_WEBHOOK_CERT_DIR")
-    if not where or not os.path.exists(os.path.join(where, "tls.crt")):
+    if not where:
         return None
     return kopf.WebhookServer(addr="0.0.0.0", port=WEBHOOK_PORT, certfile=os.path.join(where, "tls.crt"),
                               pkeyfile=os.path.join(where, "tls.key"))
 
 
-@kopf.on.mutate("v1", "pods", id="place-executor", operations={"CREATE"}, labels={LABEL_ROLE: "executor"})
 def place_executor(body: kopf.Body, patch: kopf.Patch, userinfo: dict[str, Any], **_) -> None:
     meta = body.get("metadata") or {}
     app = (meta.get("labels") or {}).get(LABEL_APP)
@@ -80,3 +79,9 @@ def live_executors_per_node(namespace: str, app: str) -> dict[str, int]:
         if node:
             out[node] = out.get(node, 0) + 1
     return out
+
+
+# kopf refuses to start with an admission handler and no server, so the handler exists only where the server does
+if os.environ.get("ELASTREAM_WEBHOOK_CERT_DIR"):
+    kopf.on.mutate("v1", "pods", id="place-executor", operations={"CREATE"},
+                   labels={LABEL_ROLE: "executor"})(place_executor)

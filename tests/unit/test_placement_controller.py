@@ -74,3 +74,22 @@ def test_advisor_mode_plans_but_pins_no_pod():
     assert placement.pins("ns/auto") and not placement.pins("ns/advised") and not placement.pins("ns/unknown")
     placement.forget("ns", "auto")
     assert not placement.pins("ns/auto")
+
+
+def test_the_webhook_handler_exists_only_with_its_server(monkeypatch):
+    """kopf refuses to run admission handlers without a server: in-process operators (tests, development) get none."""
+    import importlib
+
+    import kopf
+
+    import controllers.webhook as webhook
+
+    monkeypatch.delenv("ELASTREAM_WEBHOOK_CERT_DIR", raising=False)
+    assert webhook.webhook_server() is None
+    assert not [h for h in kopf.get_default_registry()._webhooks.get_all_handlers() if h.id == "place-executor"]
+    monkeypatch.setenv("ELASTREAM_WEBHOOK_CERT_DIR", "/nonexistent")
+    assert webhook.webhook_server() is not None
+    importlib.reload(webhook)  # registers it (then leave the registry as we found it)
+    registry = kopf.get_default_registry()._webhooks
+    assert [h for h in registry.get_all_handlers() if h.id == "place-executor"]
+    registry._handlers = [h for h in registry._handlers if h.id != "place-executor"]
