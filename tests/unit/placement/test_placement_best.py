@@ -81,3 +81,57 @@ def test_unknown_algorithm_is_an_input_error():
     items, bins = make_instance(1, 0)
     with pytest.raises(InputError):
         place(items, bins, "simulated-annealing")
+
+
+def test_time_budget_grows_with_size_and_ends_large_instances_within_30_s():
+    from elasticity.placement.best import default_time_limit
+
+    assert default_time_limit(200) == pytest.approx(5.5)
+    sizes = [12, 50, 100, 200, 400, 1000, 5000]
+    budgets = [default_time_limit(n) for n in sizes]
+    assert budgets == sorted(budgets)
+    assert 20.0 <= default_time_limit(1000) <= 25.0 and default_time_limit(5000) <= 25.0
+
+
+def test_plateau_swaps_keep_every_bin_within_capacity_and_the_loads_exact():
+    from elasticity.placement.best import _plateau_swaps
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(50, 150, size=(60, 8))
+    a = np.arange(60) % 20  # 3 items per bin, at most 450 per step
+    L = np.zeros((20, 8))
+    np.add.at(L, a, X)
+    C = np.full((20, 1), 460.0)
+    before = a.copy()
+    _plateau_swaps(X, C, L, a, rng, 50)
+    assert (a != before).sum() >= 2  # some swaps happened
+    assert (np.bincount(a, minlength=20) == 3).all()  # swaps: every bin keeps its item count
+    fresh = np.zeros_like(L)
+    np.add.at(fresh, a, X)
+    assert np.allclose(L, fresh) and (fresh <= 460.0).all()
+
+
+def test_scaled_down_large_instance_gets_zero_overload_quickly():
+    from elasticity.placement.instances import EXPERIMENTS, Experiment
+
+    e4 = EXPERIMENTS[4]
+    half = Experiment(9, 400, 200, e4.a, e4.b, None, None, None, None, None)  # experiment 8 at 2/5 of its size
+    items, bins = make_instance(half, 0)
+    t0 = time.perf_counter()
+    a = place(items, bins, "elastream", seed=0, time_limit=1.0)
+    took = time.perf_counter() - t0
+    m, f = evaluate(items, bins, a), evaluate(items, bins, ffd(items, bins))
+    assert a.info["method"] == "tabu" and m.feasible
+    assert took < 3.0
+    assert m.nodes <= lower_bound(items, bins) + 3 and m.nodes <= f.nodes - 10
+
+
+@pytest.mark.slow
+def test_experiment_8_within_30_s_without_overload():
+    items, bins = make_instance(8, 0)
+    t0 = time.perf_counter()
+    a = place(items, bins, "elastream", seed=0)
+    took = time.perf_counter() - t0
+    m = evaluate(items, bins, a)
+    assert took <= 30.0 and m.feasible
+    assert m.nodes <= lower_bound(items, bins) * 1.02
