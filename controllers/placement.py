@@ -53,6 +53,7 @@ class PlacedApp:
     prometheus_url: str
     node_selector: dict[str, str]
     seen_at: float
+    engine: Any = None  # the engine's placement answers (elastream.engines.base.EnginePlacement)
     advisor: bool = False  # advisor mode: planned and reported, never realized (no move, no pinned pod)
 
     @property
@@ -75,8 +76,8 @@ class ClusterPlacement:
         self._refreshing = threading.Lock()
 
     def register(self, namespace: str, name: str, algorithm: str, prometheus_url: str,
-                 node_selector: dict[str, str], advisor: bool = False) -> None:
-        app = PlacedApp(namespace, name, algorithm, prometheus_url, dict(node_selector), time.time(), advisor)
+                 node_selector: dict[str, str], engine: Any = None, advisor: bool = False) -> None:
+        app = PlacedApp(namespace, name, algorithm, prometheus_url, dict(node_selector), time.time(), engine, advisor)
         with self._lock:
             self.apps[app.group] = app
 
@@ -84,6 +85,9 @@ class ClusterPlacement:
         """Whether new executor pods of this app go to their planned node (placed, and not in advisor mode)."""
         app = self.apps.get(group)
         return app is not None and not app.advisor
+
+    def app(self, namespace: str, name: str) -> PlacedApp | None:
+        return self.apps.get(f"{namespace}/{name}")
 
     def forget(self, namespace: str, name: str) -> None:
         with self._lock:
@@ -110,8 +114,9 @@ class ClusterPlacement:
             self.plan, self.problem = None, None
             return
         try:
-            executors = [e for app in apps for e in self._executors(app, now)]
-            nodes = candidate_nodes(apps, {e.key for e in executors})
+            placed = [self._executors(app, now) for app in apps]
+            executors = [e for found, _ in placed for e in found]
+            nodes = candidate_nodes(apps, {pod for _, pods in placed for pod in pods})
             algorithm, note = choose_algorithm(apps)
             plan = PlacementPlanner(algorithm).plan(executors, nodes)
         except (ApiException, MetricsUnavailable, InputError) as err:
@@ -123,15 +128,16 @@ class ClusterPlacement:
         self.plan, self.problem = plan, None
         publish(plan, now)
 
-    def _executors(self, app: PlacedApp, now: float) -> list[PlacedExecutor]:
-        """The app's executor pods (not terminating) with their measured loads on the plan's time grid."""
-        placement = _engine_placement(app)
+    def _executors(self, app: PlacedApp, now: float) -> tuple[list[PlacedExecutor], set[str]]:
+        """The app's executor pods (not terminating) with their measured loads on the plan's time grid, and the
+        pods' "namespace/name" (their requests are the plan's to count, not the node's other pods')."""
+        placement = app.engine
         pods = kube.core().list_namespaced_pod(app.namespace, label_selector=placement.executor_selector(app.name))
         steps = np.arange(now - self.window_s, now + 1e-9, self.step_s)
         series = PrometheusClient(app.prometheus_url).range(placement.load_query(app.name), steps[0], steps[-1],
                                                             self.step_s)
         loads = {labels.get(placement.load_label): _on_grid(times, values, steps) for labels, times, values in series}
-        out = []
+        out, names = [], set()
         for pod in pods.items:
             body = kube.api_client().sanitize_for_serialization(pod)
             executor = placement.executor_id(body)
@@ -139,10 +145,11 @@ class ClusterPlacement:
                 continue
             if (body.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
+            names.add(f"{app.namespace}/{body['metadata']['name']}")
             load = loads.get(executor, np.full(steps.size, np.nan))
             out.append(PlacedExecutor(f"{app.group}/{executor}", app.group, (body.get("spec") or {}).get("nodeName"),
                                       load, request=_requested_cpu(body)))
-        return with_app_mean(out)
+        return with_app_mean(out), names
 
     def for_app(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The app's part of the plan, for its status: node per executor, predicted peak of those nodes."""
@@ -153,25 +160,17 @@ class ClusterPlacement:
         mine = {k.rsplit("/", 1)[1]: n for k, n in plan.node_of.items() if k.rsplit("/", 1)[0] == group}
         return {"algorithm": plan.algorithm, "executors": dict(sorted(mine.items())),
                 "predictedPeak": {n: round(plan.predicted_peak.get(n, 0.0), 3) for n in sorted(set(mine.values()))},
-                "nodesUsed": plan.nodes_used, "note": plan.note,
+                "nodesUsed": plan.nodes_used, "message": self.problem or plan.note,
                 "moves": [k.rsplit("/", 1)[1] for k in plan.moves if k.rsplit("/", 1)[0] == group]}
-
-
-def _engine_placement(app: PlacedApp):
-    placement = ENGINE_PLACEMENTS.get(app.group)
-    if placement is None:
-        raise InputError(f"{app.group}: its engine does not place executors")
-    return placement
-
-
-ENGINE_PLACEMENTS: dict[str, Any] = {}  # group -> the engine's placement answers (set when the app registers)
 
 
 def with_app_mean(executors: list[PlacedExecutor]) -> list[PlacedExecutor]:
     """An executor with no sample yet (just started) is expected to carry its app's mean load."""
     known = [e.load for e in executors if not np.isnan(e.load).all()]
     if known:
-        mean = np.nanmean(np.vstack(known), axis=0)
+        stack = np.vstack(known)
+        counts = (~np.isnan(stack)).sum(axis=0)
+        mean = np.divide(np.nansum(stack, axis=0), counts, out=np.full(counts.size, np.nan), where=counts > 0)
         for e in executors:
             if np.isnan(e.load).all():
                 e.load = mean.copy()
@@ -199,7 +198,7 @@ def choose_algorithm(apps: list[PlacedApp]) -> tuple[str, str]:
                          "one plan covers them all, made by elastream")
 
 
-def candidate_nodes(apps: list[PlacedApp], placed_keys: set[str]) -> list[NodeCapacity]:
+def candidate_nodes(apps: list[PlacedApp], placed_pods: set[str]) -> list[NodeCapacity]:
     """Nodes every placed app's executors may use, with the CPU left to them: allocatable less the requests of the
     other pods running there (executors being placed bring their measured load instead of their request)."""
     nodes = []
@@ -211,7 +210,7 @@ def candidate_nodes(apps: list[PlacedApp], placed_keys: set[str]) -> list[NodeCa
         allocatable = cpu_cores((body.get("status") or {}).get("allocatable", {}).get("cpu", "0"))
         pods = kube.core().list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}")
         others = sum(_requested_cpu(p) for p in (kube.api_client().sanitize_for_serialization(x) for x in pods.items)
-                     if _placed_key(p) not in placed_keys and (p.get("status") or {}).get("phase") in ("Pending", "Running"))
+                     if _pod_ref(p) not in placed_pods and (p.get("status") or {}).get("phase") in ("Pending", "Running"))
         nodes.append(NodeCapacity(name, max(0.0, allocatable - others)))
     if not nodes:
         raise InputError("no node may take executors (Ready, schedulable, without NoSchedule/NoExecute taints, "
@@ -219,12 +218,9 @@ def candidate_nodes(apps: list[PlacedApp], placed_keys: set[str]) -> list[NodeCa
     return nodes
 
 
-def _placed_key(pod: dict[str, Any]) -> str | None:
+def _pod_ref(pod: dict[str, Any]) -> str:
     meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    executor = labels.get("spark-exec-id")
-    app = labels.get("elastream.io/app")
-    return f"{meta.get('namespace')}/{app}/{executor}" if executor and app else None
+    return f"{meta.get('namespace')}/{meta.get('name')}"
 
 
 def _usable(node: dict[str, Any]) -> bool:
@@ -315,7 +311,6 @@ def register_app(namespace: str, name: str, spec, policy) -> str | None:
     if why:
         planner.forget(namespace, name)
         return why
-    ENGINE_PLACEMENTS[f"{namespace}/{name}"] = engine_placement
     planner.register(namespace, name, policy.placement, policy.metrics.prometheus.url,
-                     getattr(spec.spark, "node_selector", {}) or {}, advisor=policy.mode == "advisor")
+                     getattr(spec.spark, "node_selector", {}) or {}, engine_placement, advisor=policy.mode == "advisor")
     return None

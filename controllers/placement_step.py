@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from controllers import kube
-from controllers.placement import ENGINE_PLACEMENTS, cluster_placement, register_app
+from controllers.placement import cluster_placement, register_app
 from elasticity.autoscaler import JobAutoscaler
 
 log = logging.getLogger(__name__)
@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 def place(namespace: str, name: str, spec, policy, autoscaler: JobAutoscaler, rescaled: bool) -> dict[str, Any] | None:
     """status.placement of the app, or None when its policy does not ask for placement."""
     if policy.placement == "none" or spec.suspend:
-        register_app(namespace, name, spec, policy.model_copy(update={"placement": "none"}))
+        cluster_placement().forget(namespace, name)
         return None
     why = register_app(namespace, name, spec, policy)
     if why:
@@ -26,12 +26,11 @@ def place(namespace: str, name: str, spec, policy, autoscaler: JobAutoscaler, re
     part = planner.for_app(namespace, name)
     if part is None:
         return {"algorithm": policy.placement, "message": planner.problem or "waiting for the first plan"}
-    status: dict[str, Any] = {**part, "message": planner.problem or part.pop("note", "")}
-    status.pop("note", None)
+    status: dict[str, Any] = dict(part)
     moves = status.pop("moves")
     if moves and not rescaled:  # a rescale in this evaluation already changed the executors: plan again first
         try:
-            mover = ENGINE_PLACEMENTS[f"{namespace}/{name}"].mover(namespace, name, spec)
+            mover = planner.app(namespace, name).engine.mover(namespace, name, spec)
         except kube.SecretProblem as err:
             status["lastMove"] = {"executors": [], "wanted": moves, "reason": f"cannot reach the job: {err}"}
             return status

@@ -42,7 +42,7 @@ def place_executor(body: kopf.Body, patch: kopf.Patch, userinfo: dict[str, Any],
     if not app or not namespace or plan is None or not placement.pins(group):
         return
     try:
-        live = live_executors_per_node(namespace, app)
+        live = live_executors_per_node(namespace, placement.app(namespace, app).engine.executor_selector(app))
     except Exception as err:  # noqa: BLE001 - never block a pod: unplaced is better than not created
         log.warning("placing an executor of %s: could not list its pods: %s", group, err)
         return
@@ -68,9 +68,10 @@ def with_node(affinity: dict[str, Any] | None, node: str) -> dict[str, Any]:
     return out
 
 
-def live_executors_per_node(namespace: str, app: str) -> dict[str, int]:
-    """Executors of the app per node: running there, or admitted for it and not scheduled yet."""
-    pods = kube.core().list_namespaced_pod(namespace, label_selector=f"{LABEL_APP}={app},{LABEL_ROLE}=executor")
+def live_executors_per_node(namespace: str, selector: str) -> dict[str, int]:
+    """Executors of an app (its engine's selector) per node: running there, or admitted for it and not scheduled
+    yet."""
+    pods = kube.core().list_namespaced_pod(namespace, label_selector=selector)
     out: dict[str, int] = {}
     for pod in pods.items:
         if pod.metadata.deletion_timestamp or (pod.status and pod.status.phase in ("Succeeded", "Failed")):

@@ -93,3 +93,60 @@ def test_the_webhook_handler_exists_only_with_its_server(monkeypatch):
     registry = kopf.get_default_registry()._webhooks
     assert [h for h in registry.get_all_handlers() if h.id == "place-executor"]
     registry._handlers = [h for h in registry._handlers if h.id != "place-executor"]
+
+
+def test_refresh_plans_from_pods_nodes_and_prometheus(monkeypatch):
+    """One refresh with fake API and Prometheus answers: executors keyed by the engine's id, their own requests
+    counted by the plan (not as the node's other pods), other pods' requests taken off the node's capacity."""
+    from types import SimpleNamespace
+
+    import kubernetes
+
+    import controllers.placement as placement
+    from elastream.engines.spark.placement import SparkPlacement
+
+    def pod(name, node, labels, cpu):
+        return {"metadata": {"name": name, "namespace": "ns", "labels": labels},
+                "spec": {"nodeName": node, "containers": [{"resources": {"requests": {"cpu": cpu}}}]},
+                "status": {"phase": "Running"}}
+
+    execs = [pod(f"wc-exec-{i}", f"n{i}", {"elastream.io/app": "wc", "elastream.io/role": "executor",
+                                            "spark-exec-id": str(i)}, "500m") for i in (1, 2)]
+    driver = pod("wc-driver", "n1", {"elastream.io/app": "wc", "elastream.io/role": "driver"}, "1")
+    ready = {"conditions": [{"type": "Ready", "status": "True"}], "allocatable": {"cpu": "2"}}
+    nodes = [{"metadata": {"name": n, "labels": {}}, "spec": {}, "status": ready} for n in ("n1", "n2")]
+
+    class Core:
+        def list_namespaced_pod(self, namespace, label_selector):
+            assert label_selector == "elastream.io/app=wc,elastream.io/role=executor"
+            return SimpleNamespace(items=execs)
+
+        def list_node(self):
+            return SimpleNamespace(items=nodes)
+
+        def list_pod_for_all_namespaces(self, field_selector):
+            node = field_selector.split("=")[1]
+            return SimpleNamespace(items=[p for p in execs + [driver] if p["spec"]["nodeName"] == node])
+
+    class Prometheus:
+        def __init__(self, url):
+            pass
+
+        def range(self, promql, start, end, step):
+            times = list(np.arange(start, end + 1e-9, step))
+            return [({"executor": e}, times, [0.2] * len(times)) for e in ("1", "2")]
+
+    monkeypatch.setattr(placement.kube, "core", lambda: Core())
+    monkeypatch.setattr(placement.kube, "api_client", lambda: kubernetes.client.ApiClient())
+    monkeypatch.setattr(placement, "PrometheusClient", Prometheus)
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    planner = placement.ClusterPlacement()
+    planner.register("ns", "wc", "elastream", "http://p", {}, SparkPlacement())
+    planner.refresh()
+    plan = planner.plan
+    assert planner.problem is None and plan is not None
+    assert plan.capacity == {"n1": 1.0, "n2": 2.0}  # the driver's 1 CPU is taken off n1; the executors' are not
+    # 2 x (0.2 load, 0.5 request) fit on n2 alone: the plan frees n1 by moving executor 1
+    assert plan.node_of == {"ns/wc/1": "n2", "ns/wc/2": "n2"} and plan.moves == ["ns/wc/1"]
+    part = planner.for_app("ns", "wc")
+    assert part["executors"] == {"1": "n2", "2": "n2"} and part["moves"] == ["1"] and part["nodesUsed"] == 1
