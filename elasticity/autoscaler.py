@@ -76,8 +76,7 @@ class JobAutoscaler:
         """Remember a realized rescale (for stabilization, rate limit, scale-down delay, effectiveness)."""
         st = self.state
         now = decision.timestamp
-        st.last_rescale_at = now
-        st.rescale_times = [t for t in st.rescale_times if now - t < 3600.0] + [now]
+        self._count_rescales(now, 1)
         if any(t < decision.current.get(n, t) for n, t in decision.targets.items()):
             st.scale_down_since.clear()
         for name, t in decision.targets.items():
@@ -90,6 +89,11 @@ class JobAutoscaler:
                 st.ineffective_until.pop(name, None)
                 st.pending_effectiveness.pop(name, None)
         # the window saw the old parallelism; keep it only for the rate history (policies filter by parallelism)
+
+    def _count_rescales(self, now: float, n: int) -> None:
+        """n realized rescales now: the stabilization window restarts, the hour's budget shrinks."""
+        self.state.last_rescale_at = now
+        self.state.rescale_times = [t for t in self.state.rescale_times if now - t < 3600.0] + [now] * n
 
     # --- through the ports -----------------------------------------------------------------------------
     def override(self, targets: dict[str, int], reason: str, current: dict[str, int] | None = None) -> Decision:
@@ -136,8 +140,7 @@ class JobAutoscaler:
             self.events.emit(self.job, Event("Warning", "MoveFailed", result["reason"]))
             return result
         if moved:
-            self.state.last_rescale_at = now
-            self.state.rescale_times = [t for t in self.state.rescale_times if now - t < 3600.0] + [now] * len(moved)
+            self._count_rescales(now, len(moved))
             self._save()
             self.events.emit(self.job, Event("Normal", "ExecutorsMoved", f"moved {', '.join(moved)}: {why}"))
         result["moved"] = moved
