@@ -21,6 +21,7 @@ from typing import Callable, Protocol
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
+METHODS = "use GET or PUT /executors, or POST /executors/replace"
 
 
 class Scaler(Protocol):
@@ -136,15 +137,21 @@ def _handler(server: ControlServer) -> Callable[..., BaseHTTPRequestHandler]:
             if self._guard():
                 self._reply(200, server.scaler.state())
 
-        def do_PUT(self):
-            if self.path != "/executors":
-                return self._reply(404, {"error": f"no such path {self.path}"})
+        def _authorized_body(self) -> bytes | None:
+            """The request's body when the token is right; else None, with the 400 or 401 already sent."""
             try:
                 body = self._body()  # read before replying so the connection stays usable
             except (BadRequest, ValueError) as err:
                 self.close_connection = True
-                return self._reply(400, {"error": str(err)})
-            if not self._guard():
+                self._reply(400, {"error": str(err)})
+                return None
+            return body if self._guard() else None
+
+        def do_PUT(self):
+            if self.path != "/executors":
+                return self._reply(404, {"error": f"no such path {self.path}"})
+            body = self._authorized_body()
+            if body is None:
                 return
             try:
                 target = parse_target(body, server.scaler.minimum, server.scaler.maximum)
@@ -159,13 +166,9 @@ def _handler(server: ControlServer) -> Callable[..., BaseHTTPRequestHandler]:
 
         def do_POST(self):
             if self.path != "/executors/replace":
-                return self._reply(405, {"error": "use GET or PUT /executors, or POST /executors/replace"})
-            try:
-                body = self._body()
-            except (BadRequest, ValueError) as err:
-                self.close_connection = True
-                return self._reply(400, {"error": str(err)})
-            if not self._guard():
+                return self._reply(405, {"error": METHODS})
+            body = self._authorized_body()
+            if body is None:
                 return
             try:
                 replaced = server.scaler.replace(parse_replace(body))
@@ -179,7 +182,7 @@ def _handler(server: ControlServer) -> Callable[..., BaseHTTPRequestHandler]:
             self._reply(200, {"replaced": replaced})
 
         def do_DELETE(self):
-            self._reply(405, {"error": "use GET or PUT /executors, or POST /executors/replace"})
+            self._reply(405, {"error": METHODS})
 
         do_PATCH = do_DELETE
 
