@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from spark_apps.cluster import die_with_parent, free_port, stop_group
-from storm_apps.distribution import storm_home
+from storm_apps.distribution import SCHEDULER_CLASS, storm_home
 
 ZOOKEEPER = "org.apache.storm.command.DevZookeeper"
 NIMBUS = "org.apache.storm.daemon.nimbus.Nimbus"
@@ -33,11 +33,15 @@ class Daemon:
 
 class LocalStormCluster:
     def __init__(self, supervisors: int = 2, slots_per_supervisor: int = 3, base_dir: Path | str | None = None,
-                 worker_heap: str = "256m", daemon_heap: str = "256m"):
+                 worker_heap: str = "256m", daemon_heap: str = "256m", plan_scheduler: bool = False):
+        """plan_scheduler: Nimbus schedules with elastream's PlanScheduler (a topology's `elastream.placement.plan`
+        conf places its executors; the rest goes to Storm's default scheduler)."""
         if supervisors < 1 or slots_per_supervisor < 1:
             raise ValueError("need at least one supervisor with one slot")
         self.supervisors, self.slots_per_supervisor = supervisors, slots_per_supervisor
         self.worker_heap, self.daemon_heap = worker_heap, daemon_heap
+        self.plan_scheduler = plan_scheduler
+        self.slots: dict[str, list[int]] = {}  # supervisor name -> its slot ports
         self._own_base = base_dir is None
         self.base_dir = Path(base_dir or tempfile.mkdtemp(prefix="elastream-storm-"))
         self.nimbus_host = "127.0.0.1"
@@ -63,7 +67,7 @@ class LocalStormCluster:
             self.conf_file.write_text(yaml.safe_dump(self._conf("client")))
             self._spawn("zookeeper", ZOOKEEPER, {"dev.zookeeper.path": str(self.base_dir / "zookeeper")})
             _wait_port(self.zookeeper_port, timeout_s, "ZooKeeper", self.log_dir)
-            self._spawn("nimbus", NIMBUS, {})
+            self._spawn("nimbus", NIMBUS, {"storm.scheduler": SCHEDULER_CLASS} if self.plan_scheduler else {})
             _wait_port(self.nimbus_port, timeout_s, "Nimbus", self.log_dir)
             for i in range(1, self.supervisors + 1):
                 self.add_supervisor(i)
@@ -77,11 +81,16 @@ class LocalStormCluster:
         """Start one more supervisor with its own slots; returns its name (supervisor.scheduler.meta.name)."""
         index = index or 1 + sum(d.name.startswith("supervisor") for d in self.daemons)
         name = f"supervisor-{index}"
+        self.slots[name] = [free_port() for _ in range(self.slots_per_supervisor)]
         self._spawn(name, SUPERVISOR, {
-            "supervisor.slots.ports": [free_port() for _ in range(self.slots_per_supervisor)],
+            "supervisor.slots.ports": self.slots[name],
             "supervisor.thrift.port": free_port(),
             "supervisor.scheduler.meta": {"name": name}})
         return name
+
+    def node_of_port(self) -> dict[int, str]:
+        """slot port -> supervisor name: every daemon here shares one host, so ports tell the supervisors apart."""
+        return {port: name for name, ports in self.slots.items() for port in ports}
 
     def wait_supervisors(self, count: int, timeout_s: float = 120.0) -> None:
         """Until Nimbus knows `count` supervisors (through Thrift)."""
@@ -135,6 +144,7 @@ class LocalStormCluster:
         for d in [d for d in self.daemons if d.name == name]:
             stop_group(d.proc, grace=5.0)
             self.daemons.remove(d)
+        self.slots.pop(name, None)
 
     def stop(self) -> None:
         """Supervisors (and their workers) first, then Nimbus, then ZooKeeper. Safe to call twice."""

@@ -3,7 +3,8 @@ cached under ~/.cache/elastream/storm/, keyed by the pom files, the Java sources
 call downloads (about 240 MB, 30-60 s), later calls return at once.
 
 Layout: lib/ (daemons: storm-core without storm-clojure), lib-worker/ (workers: storm-client), extlib/, flux/
-(flux-core and flux-wrappers, for the topology jar), bolts/ (our WorkBolt, built with Maven), log4j2/, conf/.
+(flux-core and flux-wrappers, for the topology jar), bolts/ (our WorkBolt, built with Maven), log4j2/, conf/;
+extlib/ holds our scheduler (PlanScheduler, built with Maven), which Nimbus uses when `storm.scheduler` names it.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from pathlib import Path
 STORM_VERSION = "2.8.3"
 HERE = Path(__file__).resolve().parent
 BOLTS_JAR = "elastream-storm-bolts-0.1.0.jar"
+SCHEDULER_JAR = "elastream-storm-scheduler-0.1.0.jar"
+SCHEDULER_CLASS = "io.elastream.storm.scheduler.PlanScheduler"  # Nimbus loads it from extlib/ (storm.scheduler)
 FLUX_ARTIFACTS = ("flux-core", "flux-wrappers")  # their parent POM is missing on Central: fetched without deps
 
 LOG4J = """<?xml version="1.0" encoding="UTF-8"?>
@@ -45,7 +48,8 @@ def cache_root() -> Path:
 def _key() -> str:
     h = hashlib.sha256(STORM_VERSION.encode())
     for path in sorted([*(HERE / "maven").rglob("pom.xml"), *(HERE / "java").rglob("*.java"),
-                        HERE / "java" / "pom.xml", Path(__file__)]):
+                        *(HERE / "scheduler").rglob("*.java"), HERE / "java" / "pom.xml",
+                        HERE / "scheduler" / "pom.xml", Path(__file__)]):
         h.update(path.relative_to(HERE).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
@@ -77,6 +81,15 @@ def _mvn(*args: str, cwd: Path | None = None) -> None:
         raise RuntimeError(f"mvn {' '.join(args)} failed:\n{proc.stdout[-3000:]}{proc.stderr[-2000:]}")
 
 
+def _package(module: Path, jar: Path, home: Path) -> None:
+    """`mvn package` a copy of our Java module and keep its jar at `jar`."""
+    build = home / f"{module.name}-build"
+    shutil.copytree(module, build)
+    _mvn("package", "-DskipTests", cwd=build)
+    shutil.copy(build / "target" / jar.name, jar)
+    shutil.rmtree(build)
+
+
 def _build(home: Path) -> None:
     print(f"storm: laying out Storm {STORM_VERSION} from Maven Central into {home.parent} (first use only)", flush=True)
     for sub, pom in (("lib", "server"), ("lib-worker", "worker")):
@@ -85,14 +98,10 @@ def _build(home: Path) -> None:
     for artifact in FLUX_ARTIFACTS:
         _mvn("dependency:copy", f"-Dartifact=org.apache.storm:{artifact}:{STORM_VERSION}",
              f"-DoutputDirectory={home / 'flux'}", cwd=home)
-    build = home / "bolts-build"
-    shutil.copytree(HERE / "java", build)
-    _mvn("package", "-DskipTests", cwd=build)
-    (home / "bolts").mkdir()
-    shutil.copy(build / "target" / BOLTS_JAR, home / "bolts" / BOLTS_JAR)
-    shutil.rmtree(build)
-    for sub in ("extlib", "conf", "log4j2"):
+    for sub in ("bolts", "extlib", "conf", "log4j2"):
         (home / sub).mkdir(exist_ok=True)
+    _package(HERE / "java", home / "bolts" / BOLTS_JAR, home)
+    _package(HERE / "scheduler", home / "extlib" / SCHEDULER_JAR, home)
     (home / "log4j2" / "cluster.xml").write_text(LOG4J.format(name="${sys:daemon.name}"))
     (home / "log4j2" / "worker.xml").write_text(LOG4J.format(name="worker-${sys:worker.port}"))
 

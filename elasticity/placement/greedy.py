@@ -20,17 +20,21 @@ import numpy as np
 from elasticity.placement.model import REL_TOL, Assignment, Bins, Items, compress
 
 
-def pair_greedy(profile: np.ndarray, traffic: np.ndarray | None, capacity: np.ndarray) -> np.ndarray:
-    """One phase: place n things with (n, T) load profiles and (n, n) symmetric rates onto len(capacity) targets."""
+def pair_greedy(profile: np.ndarray, traffic: np.ndarray | None, capacity: np.ndarray,
+                slots: np.ndarray | None = None) -> np.ndarray:
+    """One phase: place n things with (n, T) load profiles and (n, n) symmetric rates onto len(capacity) targets;
+    `slots` (optional) caps how many things each target takes (a Storm node's worker slots), and is never exceeded
+    while any target has one free."""
     n = profile.shape[0]
     m = capacity.size
     cap = capacity * (1.0 + REL_TOL)
     L = np.zeros((m, profile.shape[1]))
     target = np.full(n, -1, dtype=int)
     R = np.zeros((n, n)) if traffic is None else traffic
+    free = np.full(m, np.inf) if slots is None else np.asarray(slots, dtype=float).copy()
 
-    def fits_on(x: np.ndarray) -> np.ndarray:
-        return np.all(L + x <= cap[:, None], axis=1)
+    def fits_on(x: np.ndarray, count: int = 1) -> np.ndarray:
+        return np.all(L + x <= cap[:, None], axis=1) & (free >= count)
 
     def least_loaded(x: np.ndarray) -> int:
         ok = fits_on(x)
@@ -38,11 +42,12 @@ def pair_greedy(profile: np.ndarray, traffic: np.ndarray | None, capacity: np.nd
         if ok.any():
             return int(np.argmin(np.where(ok, mean, np.inf)))
         added = np.maximum(0, L + x - cap[:, None]).sum(axis=1) - np.maximum(0, L - cap[:, None]).sum(axis=1)
-        return int(np.argmin(added))
+        return int(np.argmin(np.where(free >= 1, added, np.inf) if (free >= 1).any() else added))
 
     def put(i: int, j: int) -> None:
         target[i] = j
         L[j] += profile[i]
+        free[j] -= 1
 
     def place_near(k: int) -> None:
         """k is unassigned, some partner is: the best among partners' targets and w*."""
@@ -70,7 +75,7 @@ def pair_greedy(profile: np.ndarray, traffic: np.ndarray | None, capacity: np.nd
         ai, ak = target[i] >= 0, target[k] >= 0
         if not ai and not ak:
             both = profile[i] + profile[k]
-            ok = fits_on(both)
+            ok = fits_on(both, 2)
             if ok.any():
                 j = int(np.argmin(np.where(ok, L.mean(axis=1), np.inf)))
                 put(i, j)
