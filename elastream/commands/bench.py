@@ -100,6 +100,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="write the 'storm-rebalance' section of docs/benchmarks.md (off by default)")
     s.set_defaults(handler=_run_storm_rebalance)
 
+    sp = targets.add_parser(
+        "storm-placement",
+        help="on a local Storm cluster with several supervisors (no Kubernetes): elastream's ETW/WTN plan, applied "
+             "by its Nimbus scheduler, against Storm's default scheduler — tuples/s between workers and between "
+             "nodes, complete latency",
+    )
+    sp.add_argument("--rounds", type=int, default=2, metavar="N",
+                    help="rounds of (default layout, then the plan made from its rates) (default 2)")
+    sp.add_argument("--rate", type=float, default=40.0, metavar="R", help="records/s offered (default 40)")
+    sp.add_argument("--window", type=float, default=30.0, metavar="S",
+                    help="seconds each layout is measured for (default 30)")
+    sp.add_argument("--workers", type=int, default=4, metavar="W", help="the topology's workers (default 4)")
+    sp.add_argument("--supervisors", type=int, default=2, metavar="N", help="supervisors (default 2)")
+    sp.add_argument("--slots", type=int, default=3, metavar="N", help="slots per supervisor (default 3)")
+    sp.add_argument("--json", metavar="FILE", help="also write every measured layout as JSON")
+    sp.add_argument("--docs", action="store_true",
+                    help="write the 'storm-placement' section of docs/benchmarks.md (off by default)")
+    sp.set_defaults(handler=_run_storm_placement)
+
 
 def _experiment_list(value: str) -> str:
     """--experiments: numbers and ranges separated by commas ("4,7,8", "1-3"); which numbers exist is checked
@@ -137,34 +156,21 @@ def _run_placement(args: argparse.Namespace) -> int:
     return rc
 
 
-def _run_rescale(args: argparse.Namespace) -> int:
-    from elastream.bench_rescale.cluster import bench_main
+def _docs_bench(module: str, section: str):
+    """A handler for a bench whose `bench_main` leaves its markdown in args.docs_markdown, written with --docs."""
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
 
-    rc = bench_main(args)
-    if rc == 0 and args.docs:
-        from elastream.benchdoc import write_section
+        rc = importlib.import_module(module).bench_main(args)
+        if rc == 0 and args.docs:
+            from elastream.benchdoc import write_section
 
-        print(f"\nwrote the 'rescale' section of {write_section('rescale', args.docs_markdown)}")
-    return rc
-
-
-def _run_operator(args: argparse.Namespace) -> int:
-    from elastream.bench_operator.run import bench_main
-
-    rc = bench_main(args)
-    if rc == 0 and args.docs:
-        from elastream.benchdoc import write_section
-
-        print(f"\nwrote the 'operator' section of {write_section('operator', args.docs_markdown)}")
-    return rc
+            print(f"\nwrote the {section!r} section of {write_section(section, args.docs_markdown)}")
+        return rc
+    return handler
 
 
-def _run_storm_rebalance(args: argparse.Namespace) -> int:
-    from elastream.bench_storm import bench_main
-
-    rc = bench_main(args)
-    if rc == 0 and args.docs:
-        from elastream.benchdoc import write_section
-
-        print(f"\nwrote the 'storm-rebalance' section of {write_section('storm-rebalance', args.docs_markdown)}")
-    return rc
+_run_rescale = _docs_bench("elastream.bench_rescale.cluster", "rescale")
+_run_operator = _docs_bench("elastream.bench_operator.run", "operator")
+_run_storm_rebalance = _docs_bench("elastream.bench_storm", "storm-rebalance")
+_run_storm_placement = _docs_bench("elastream.bench_storm_placement", "storm-placement")

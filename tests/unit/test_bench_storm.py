@@ -38,3 +38,30 @@ def test_bench_storm_rebalance_refuses_bad_options_before_starting_storm(capsys)
     assert "--repeats must be at least 1" in capsys.readouterr().err
     assert main(["bench", "storm-rebalance", "--rate", "-5"]) == 2
     assert "--rate must be above 0" in capsys.readouterr().err
+
+
+def test_storm_placement_table_shows_both_schedulers_and_their_ratio():
+    from elastream.bench_storm_placement import summarize
+    from elastream.bench_storm_placement import table as placement_table
+
+    def row(scheduler, between_workers, latency):
+        return {"scheduler": scheduler, "round": 0, "tuples_per_s": 360.0, "inter_worker_per_s": between_workers,
+                "inter_node_per_s": between_workers / 2, "nodes": 2, "complete_latency_ms": latency}
+
+    runs = [row("default", 280.0, 56.0), row("elastream", 140.0, 42.0), row("default", 300.0, None)]
+    summary = summarize(runs)
+    assert summary["default"]["inter_worker_per_s"] == 290.0 and summary["default"]["complete_latency_ms"] == 56.0
+    text = placement_table({"summary": summary})
+    assert "| Storm default (even) | 360.0 | 290.0 | 145.0 | 2 | 56.0 |" in text
+    assert "| **elastream / default** | 1.00 | 0.48 | 0.48 | – | 0.75 |" in text
+
+
+def test_bench_storm_placement_refuses_bad_options_before_starting_storm(capsys):
+    from elastream.cli import main
+
+    assert main(["bench", "storm-placement", "--rounds", "0"]) == 2
+    assert "--rounds must be at least 1" in capsys.readouterr().err
+    assert main(["bench", "storm-placement", "--window", "5"]) == 2
+    assert "--window must be at least 10 s" in capsys.readouterr().err
+    assert main(["bench", "storm-placement", "--workers", "9"]) == 2
+    assert "--workers must be from 2 to supervisors x slots (6)" in capsys.readouterr().err
