@@ -1,7 +1,8 @@
 """End to end, Storm in attach mode: a real Storm cluster (ZooKeeper, Nimbus, two supervisors from Maven Central's
 jars), a real topology with a replayable Python spout, `elastream storm-exporter` serving its metrics, a real
 Prometheus scraping it, the real test control plane and the operator. The load steps up: the operator must rebalance
-the component that cannot keep up, through Nimbus Thrift, and say which in the StreamApp's status. The last test
+the component that cannot keep up, through Nimbus Thrift, and say which in the StreamApp's status. Nimbus runs
+elastream's PlanScheduler: an ETW/WTN plan made from the measured tuple rates is applied by a rebalance. The last test
 checks that no record was lost."""
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from spark_apps.cluster import free_port, stop_group
-from storm_apps import verify
+from storm_apps import traffic, verify
 from storm_apps.cluster import LocalStormCluster
 from storm_apps.nimbus import NimbusClient
 from storm_apps.source import read_source_state
@@ -34,8 +35,8 @@ MAX = {"spout": 1, "parse": 4, "enrich": 4, "aggregate": 4, "sink": 1}
 
 @pytest.fixture(scope="module")
 def storm(tmp_path_factory):
-    cluster = LocalStormCluster(supervisors=2, slots_per_supervisor=2,
-                                base_dir=tmp_path_factory.mktemp("storm")).start()
+    cluster = LocalStormCluster(supervisors=2, slots_per_supervisor=2, base_dir=tmp_path_factory.mktemp("storm"),
+                                plan_scheduler=True).start()
     yield cluster
     cluster.stop()
 
@@ -119,6 +120,20 @@ def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topo
         events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
                            "json").stdout
         assert "enrich" in events and "Rescaled" in events
+
+
+def test_nimbus_lays_the_topology_out_as_the_traffic_plan_says(storm, topology):
+    """ETW/WTN from the rates measured now, delivered by a rebalance's conf overrides, placed by PlanScheduler."""
+    nimbus = NimbusClient(storm.nimbus_host, storm.nimbus_port)
+    topology_id = nimbus.topology_id(APP)
+    measured = traffic.measure(nimbus, topology_id, window_s=20)
+    workers = max(2, nimbus.topology(APP).workers)  # two workers at least, so the plan has a choice to make
+    plan = traffic.plan(measured, workers, dict.fromkeys(storm.slots, storm.slots_per_supervisor))
+    node_of_port = storm.node_of_port()
+    traffic.realize(nimbus, APP, topology_id, plan, lambda host, port: node_of_port[port], workers=workers,
+                    timeout_s=120)
+    log = (storm.log_dir / "nimbus.log").read_text()
+    assert f"elastream plan for {APP}: {len(measured.executors)} executors placed" in log
 
 
 def test_nothing_lost(topology):
