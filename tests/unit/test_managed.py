@@ -109,3 +109,11 @@ def test_fix_permissions_is_an_opt_in_root_init_container_with_only_ownership_ca
     assert init["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["CHOWN", "DAC_OVERRIDE", "FOWNER"]}
     assert "chown 185:185 /var/lib/elastream/wc" in init["command"][-1]
     assert init["volumeMounts"] == [{"name": managed.VOLUME, "mountPath": "/var/lib/elastream"}]
+
+
+def test_the_driver_requests_spark_driver_request_cores_when_the_conf_sets_it():
+    def cpu(s):
+        return managed.driver_pod(BODY, s)["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+
+    assert cpu(spec(driver={"cores": 2})) == "2"
+    assert cpu(spec(driver={"cores": 1}, conf={"spark.kubernetes.driver.request.cores": "250m"})) == "250m"

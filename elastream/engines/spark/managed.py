@@ -230,7 +230,7 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
             "ports": [{"name": "metrics", "containerPort": METRICS_PORT},
                       {"name": "control", "containerPort": CONTROL_PORT},
                       {"name": "ui", "containerPort": UI_PORT}],
-            "resources": {"requests": {"cpu": str(spark.driver.cores), "memory": _k8s_memory(spark.driver.memory)}},
+            "resources": {"requests": {"cpu": _driver_cpu_request(spark), "memory": _k8s_memory(spark.driver.memory)}},
             "volumeMounts": [{"name": "config", "mountPath": CONF_DIR, "readOnly": True},
                              {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True},
                              {"name": VOLUME, "mountPath": DATA_PATH}],
@@ -302,3 +302,9 @@ def owned_objects(body: dict[str, Any], spec: StreamAppSpec, token: str) -> list
     claim = persistent_volume_claim(body, spec)
     return [service_account(body), role(body), role_binding(body), secret(body, token),
             *([claim] if claim else []), config_map(body, spec), service(body)]
+
+
+def _driver_cpu_request(spark) -> str:
+    """The driver pod's CPU request: Spark's own spark.kubernetes.driver.request.cores when spec.spark.conf sets it
+    (as spark-submit honors it for the driver pods it makes), else spec.spark.driver.cores."""
+    return str(spark.conf.get("spark.kubernetes.driver.request.cores") or spark.driver.cores)
