@@ -27,6 +27,7 @@ from prometheus_client import Gauge
 from controllers import kube
 from elastream.engines import engine_for
 from elastream.engines.base import MetricsUnavailable
+from elastream.engines.nodes import cpu_cores, requested_cpu, usable_node
 from elastream.engines.prometheus import PrometheusClient
 from elasticity.errors import InputError
 from elasticity.placement.planner import NodeCapacity, PlacedExecutor, PlacementPlan, PlacementPlanner
@@ -148,7 +149,7 @@ class ClusterPlacement:
             names.add(f"{app.namespace}/{body['metadata']['name']}")
             load = loads.get(executor, np.full(steps.size, np.nan))
             out.append(PlacedExecutor(f"{app.group}/{executor}", app.group, (body.get("spec") or {}).get("nodeName"),
-                                      load, request=_requested_cpu(body)))
+                                      load, request=requested_cpu(body)))
         return with_app_mean(out), names
 
     def for_app(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -204,12 +205,12 @@ def candidate_nodes(apps: list[PlacedApp], placed_pods: set[str]) -> list[NodeCa
     nodes = []
     for node in kube.core().list_node().items:
         body = kube.api_client().sanitize_for_serialization(node)
-        if not _usable(body) or not all(_matches(body, a.node_selector) for a in apps):
+        if not usable_node(body) or not all(_matches(body, a.node_selector) for a in apps):
             continue
         name = body["metadata"]["name"]
         allocatable = cpu_cores((body.get("status") or {}).get("allocatable", {}).get("cpu", "0"))
         pods = kube.core().list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}")
-        others = sum(_requested_cpu(p) for p in (kube.api_client().sanitize_for_serialization(x) for x in pods.items)
+        others = sum(requested_cpu(p) for p in (kube.api_client().sanitize_for_serialization(x) for x in pods.items)
                      if _pod_ref(p) not in placed_pods and (p.get("status") or {}).get("phase") in ("Pending", "Running"))
         nodes.append(NodeCapacity(name, max(0.0, allocatable - others)))
     if not nodes:
@@ -223,31 +224,9 @@ def _pod_ref(pod: dict[str, Any]) -> str:
     return f"{meta.get('namespace')}/{meta.get('name')}"
 
 
-def _usable(node: dict[str, Any]) -> bool:
-    spec, status = node.get("spec") or {}, node.get("status") or {}
-    if spec.get("unschedulable"):
-        return False
-    if any(t.get("effect") in ("NoSchedule", "NoExecute") for t in spec.get("taints") or []):
-        return False
-    ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
-    return bool(ready) and ready[0].get("status") == "True"
-
-
 def _matches(node: dict[str, Any], selector: dict[str, str]) -> bool:
     labels = (node.get("metadata") or {}).get("labels") or {}
     return all(labels.get(k) == v for k, v in selector.items())
-
-
-def _requested_cpu(pod: dict[str, Any]) -> float:
-    spec = pod.get("spec") or {}
-    return sum(cpu_cores(((c.get("resources") or {}).get("requests") or {}).get("cpu", "0"))
-               for c in spec.get("containers") or [])
-
-
-def cpu_cores(quantity: str | int | float) -> float:
-    """A Kubernetes CPU quantity ("2", "500m", "0.5") in cores."""
-    text = str(quantity)
-    return float(text[:-1]) / 1000.0 if text.endswith("m") else float(text)
 
 
 def publish(plan: PlacementPlan, now: float) -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from controllers.placement import PlacedApp, _on_grid, _usable, choose_algorithm, cpu_cores, summary, with_app_mean
+from controllers.placement import PlacedApp, _on_grid, choose_algorithm, summary, with_app_mean
+from elastream.engines.nodes import cpu_cores, usable_node
 from controllers.webhook import _namespace_of, with_node
 from elasticity.placement.planner import NodeCapacity, PlacedExecutor, PlacementPlanner
 
@@ -24,11 +25,11 @@ def test_cpu_quantities():
 
 def test_usable_nodes_are_ready_schedulable_untainted():
     ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
-    assert _usable({**ready, "spec": {}})
-    assert not _usable({**ready, "spec": {"unschedulable": True}})
-    assert not _usable({**ready, "spec": {"taints": [{"key": "kwok.x-k8s.io/node", "effect": "NoSchedule"}]}})
-    assert _usable({**ready, "spec": {"taints": [{"key": "x", "effect": "PreferNoSchedule"}]}})
-    assert not _usable({"status": {"conditions": [{"type": "Ready", "status": "False"}]}, "spec": {}})
+    assert usable_node({**ready, "spec": {}})
+    assert not usable_node({**ready, "spec": {"unschedulable": True}})
+    assert not usable_node({**ready, "spec": {"taints": [{"key": "kwok.x-k8s.io/node", "effect": "NoSchedule"}]}})
+    assert usable_node({**ready, "spec": {"taints": [{"key": "x", "effect": "PreferNoSchedule"}]}})
+    assert not usable_node({"status": {"conditions": [{"type": "Ready", "status": "False"}]}, "spec": {}})
 
 
 def test_samples_land_on_the_grid_and_gaps_stay_unknown():
