@@ -119,6 +119,36 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="write the 'storm-placement' section of docs/benchmarks.md (off by default)")
     sp.set_defaults(handler=_run_storm_placement)
 
+    c = targets.add_parser(
+        "consolidation",
+        help="on a cluster's real nodes (operator installed by Helm with its placement webhook): N managed Spark "
+             "apps whose loads peak at different times, placed by the default scheduler, then by the operator's "
+             "plan — nodes used and node-time over capacity for both",
+    )
+    c.add_argument("--namespace", default="default", help="where the apps run (default: default)")
+    c.add_argument("--apps", type=int, default=3, metavar="N", help="StreamApps, one executor each (default 3)")
+    c.add_argument("--prefix", default="consolidation", help="the apps' names: PREFIX-1..N (default consolidation)")
+    c.add_argument("--rate", type=float, default=100.0, metavar="R", help="low step of the load, records/s (100)")
+    c.add_argument("--peak-rate", type=float, default=1500.0, metavar="R", help="high step, records/s (1500)")
+    c.add_argument("--period", type=float, default=60.0, metavar="S", help="each step's length, seconds (60)")
+    c.add_argument("--window", type=float, default=120.0, metavar="S", help="seconds each layout is measured (120)")
+    c.add_argument("--executor-request", default="500m", help="each executor's CPU request (default 500m)")
+    c.add_argument("--driver-request", default="250m", help="each driver's CPU request (default 250m)")
+    c.add_argument("--claim", default="wordcount-data",
+                   help="a ReadWriteMany claim for checkpoints (default: the example's, examples/kubernetes/storage.yaml)")
+    c.add_argument("--image", default="ghcr.io/elastream/spark-runner:0.1.0", help="the runner image")
+    c.add_argument("--prometheus", metavar="URL",
+                   help="Prometheus as this machine reaches it (default: the monitoring namespace's pod IP)")
+    c.add_argument("--prometheus-in-cluster", default="http://prometheus.monitoring.svc:9090", metavar="URL",
+                   help="Prometheus as the operator reaches it (default http://prometheus.monitoring.svc:9090)")
+    c.add_argument("--plan-timeout", type=float, default=900.0, metavar="S",
+                   help="how long to wait for the executors to reach their planned nodes (default 900)")
+    c.add_argument("--keep", action="store_true", help="leave the apps and the policy in place")
+    c.add_argument("--json", metavar="FILE", help="also write both layouts as JSON")
+    c.add_argument("--docs", action="store_true",
+                   help="write the 'consolidation' section of docs/benchmarks.md (off by default)")
+    c.set_defaults(handler=_run_consolidation)
+
 
 def _experiment_list(value: str) -> str:
     """--experiments: numbers and ranges separated by commas ("4,7,8", "1-3"); which numbers exist is checked
@@ -174,3 +204,4 @@ _run_rescale = _docs_bench("elastream.bench_rescale.cluster", "rescale")
 _run_operator = _docs_bench("elastream.bench_operator.run", "operator")
 _run_storm_rebalance = _docs_bench("elastream.bench_storm", "storm-rebalance")
 _run_storm_placement = _docs_bench("elastream.bench_storm_placement", "storm-placement")
+_run_consolidation = _docs_bench("elastream.bench_consolidation.run", "consolidation")
