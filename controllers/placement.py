@@ -27,7 +27,7 @@ from prometheus_client import Gauge
 from controllers import kube
 from elastream.engines import engine_for
 from elastream.engines.base import MetricsUnavailable
-from elastream.engines.nodes import cpu_cores, requested_cpu, usable_node
+from elastream.engines.nodes import cpu_left, pod_ref, requested_cpu, usable_node
 from elastream.engines.prometheus import PrometheusClient
 from elasticity.errors import InputError
 from elasticity.placement.planner import NodeCapacity, PlacedExecutor, PlacementPlan, PlacementPlanner
@@ -146,7 +146,7 @@ class ClusterPlacement:
                 continue
             if (body.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
-            names.add(f"{app.namespace}/{body['metadata']['name']}")
+            names.add(pod_ref(body))
             load = loads.get(executor, np.full(steps.size, np.nan))
             out.append(PlacedExecutor(f"{app.group}/{executor}", app.group, (body.get("spec") or {}).get("nodeName"),
                                       load, request=requested_cpu(body)))
@@ -208,20 +208,13 @@ def candidate_nodes(apps: list[PlacedApp], placed_pods: set[str]) -> list[NodeCa
         if not usable_node(body) or not all(_matches(body, a.node_selector) for a in apps):
             continue
         name = body["metadata"]["name"]
-        allocatable = cpu_cores((body.get("status") or {}).get("allocatable", {}).get("cpu", "0"))
-        pods = kube.core().list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}")
-        others = sum(requested_cpu(p) for p in (kube.api_client().sanitize_for_serialization(x) for x in pods.items)
-                     if _pod_ref(p) not in placed_pods and (p.get("status") or {}).get("phase") in ("Pending", "Running"))
-        nodes.append(NodeCapacity(name, max(0.0, allocatable - others)))
+        pods = kube.core().list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}").items
+        nodes.append(NodeCapacity(name, cpu_left(body, kube.api_client().sanitize_for_serialization(pods),
+                                                 placed_pods)))
     if not nodes:
         raise InputError("no node may take executors (Ready, schedulable, without NoSchedule/NoExecute taints, "
                          "matching every placed app's spec.spark.nodeSelector)")
     return nodes
-
-
-def _pod_ref(pod: dict[str, Any]) -> str:
-    meta = pod.get("metadata") or {}
-    return f"{meta.get('namespace')}/{meta.get('name')}"
 
 
 def _matches(node: dict[str, Any], selector: dict[str, str]) -> bool:

@@ -26,7 +26,7 @@ import numpy as np
 
 from elastream.api import GROUP, VERSION
 from elastream.bench_consolidation.measure import Layout, layout
-from elastream.engines.nodes import cpu_cores, requested_cpu, usable_node
+from elastream.engines.nodes import cpu_left, pod_ref, usable_node
 from elastream.errors import UserError
 
 POLICY = "consolidation"
@@ -93,35 +93,33 @@ class Bench:
                             "examples/kubernetes/prometheus.yaml (or pass --prometheus URL)")
         return f"http://{running[0].status.pod_ip}:9090"  # pod IPs are routable from the test cluster's host
 
+    def _executor_pods(self) -> list[dict]:
+        """The apps' executor pods that are not being deleted."""
+        pods = self.core.list_namespaced_pod(self.namespace, label_selector="elastream.io/role=executor").items
+        return [p for p in self.client.sanitize_for_serialization(pods) if not p["metadata"].get("deletionTimestamp")
+                and (p["metadata"].get("labels") or {}).get("elastream.io/app") in self.apps]
+
     def executors(self) -> dict[str, str]:
         """'app/executor id' -> node, for the Running executor pods of the apps."""
         out = {}
-        for pod in self.core.list_namespaced_pod(self.namespace, label_selector="elastream.io/role=executor").items:
-            app, exec_id = (pod.metadata.labels or {}).get("elastream.io/app"), (pod.metadata.labels or {}).get(
-                "spark-exec-id")
-            if app in self.apps and exec_id and pod.status.phase == "Running" and not pod.metadata.deletion_timestamp:
-                out[f"{app}/{exec_id}"] = pod.spec.node_name
+        for pod in self._executor_pods():
+            labels = pod["metadata"].get("labels") or {}
+            if labels.get("spark-exec-id") and (pod.get("status") or {}).get("phase") == "Running":
+                out[f"{labels['elastream.io/app']}/{labels['spark-exec-id']}"] = pod["spec"]["nodeName"]
         return out
 
-    def capacity(self, executor_pods: set[str]) -> dict[str, float]:
-        """node -> allocatable CPU less the requests of every other pod on it (as the operator's plan counts)."""
+    def capacity(self) -> dict[str, float]:
+        """node -> allocatable CPU less the requests of every pod on it but the apps' executors (as the operator's
+        plan counts)."""
+        executors = {pod_ref(p) for p in self._executor_pods()}
         out = {}
         for node in self.core.list_node().items:
             body = self.client.sanitize_for_serialization(node)
-            if not usable_node(body):
-                continue
-            name = body["metadata"]["name"]
-            pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}").items
-            others = sum(requested_cpu(self.client.sanitize_for_serialization(p)) for p in pods
-                         if p.status.phase in ("Pending", "Running") and
-                         f"{p.metadata.namespace}/{p.metadata.name}" not in executor_pods)
-            out[name] = max(0.0, cpu_cores(body["status"]["allocatable"].get("cpu", "0")) - others)
+            if usable_node(body):
+                name = body["metadata"]["name"]
+                pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={name}").items
+                out[name] = cpu_left(body, self.client.sanitize_for_serialization(pods), executors)
         return out
-
-    def executor_pod_refs(self) -> set[str]:
-        pods = self.core.list_namespaced_pod(self.namespace, label_selector="elastream.io/role=executor").items
-        return {f"{p.metadata.namespace}/{p.metadata.name}" for p in pods
-                if (p.metadata.labels or {}).get("elastream.io/app") in self.apps}
 
     def status(self, app: str) -> dict:
         body = self.custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, "streamapps", app)
@@ -172,7 +170,7 @@ def measure(bench: Bench, prometheus, window_s: float, label: str) -> tuple[Layo
     missing = set(node_of) - set(loads)
     if missing:
         raise RuntimeError(f"{label}: Prometheus has no CPU series for {sorted(missing)}")
-    result = layout(node_of, loads, bench.capacity(bench.executor_pod_refs()))
+    result = layout(node_of, loads, bench.capacity())
     print(f"  {label:<8} nodes used {result.nodes_used}, node-time over capacity {result.overload_pct:.1f} %, "
           f"peak cores {result.peak_cores} of {result.capacity}", flush=True)
     return result, node_of

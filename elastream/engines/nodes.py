@@ -26,3 +26,17 @@ def usable_node(node: dict[str, Any]) -> bool:
         return False
     ready = [c for c in status.get("conditions") or [] if c.get("type") == "Ready"]
     return bool(ready) and ready[0].get("status") == "True"
+
+
+def pod_ref(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace')}/{meta.get('name')}"
+
+
+def cpu_left(node: dict[str, Any], pods: list[dict[str, Any]], excluded: set[str]) -> float:
+    """The node's allocatable CPU less what its Pending or Running pods request, except the pods in `excluded`
+    ("namespace/name": the ones being placed, which bring their measured load instead)."""
+    allocatable = cpu_cores(((node.get("status") or {}).get("allocatable") or {}).get("cpu", "0"))
+    others = sum(requested_cpu(p) for p in pods if pod_ref(p) not in excluded
+                 and (p.get("status") or {}).get("phase") in ("Pending", "Running"))
+    return max(0.0, allocatable - others)

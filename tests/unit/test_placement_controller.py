@@ -151,3 +151,16 @@ def test_refresh_plans_from_pods_nodes_and_prometheus(monkeypatch):
     assert plan.node_of == {"ns/wc/1": "n2", "ns/wc/2": "n2"} and plan.moves == ["ns/wc/1"]
     part = planner.for_app("ns", "wc")
     assert part["executors"] == {"1": "n2", "2": "n2"} and part["moves"] == ["1"] and part["nodesUsed"] == 1
+
+
+def test_cpu_left_is_allocatable_less_the_other_live_pods_requests():
+    from elastream.engines.nodes import cpu_left
+
+    def pod(name, cpu, phase="Running"):
+        return {"metadata": {"namespace": "ns", "name": name}, "status": {"phase": phase},
+                "spec": {"containers": [{"resources": {"requests": {"cpu": cpu}}}]}}
+
+    node = {"status": {"allocatable": {"cpu": "2"}}}
+    pods = [pod("driver", "250m"), pod("exec", "500m"), pod("done", "1", "Succeeded"), pod("new", "100m", "Pending")]
+    assert cpu_left(node, pods, excluded={"ns/exec"}) == 2 - 0.25 - 0.1
+    assert cpu_left(node, [pod("big", "3")], excluded=set()) == 0.0
