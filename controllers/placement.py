@@ -278,11 +278,11 @@ def register_app(namespace: str, name: str, spec, policy) -> str | None:
         return None
     if engine_placement is None:
         planner.forget(namespace, name)
-        return f"spec.placement: {spec.engine} executors are not placed by the operator (Storm's scheduler places them)"
+        return f"spec.placement: the operator does not place {spec.engine} executors"
     why = engine_placement.unsupported(spec)
     if why:
         planner.forget(namespace, name)
         return why
     planner.register(namespace, name, policy.placement, policy.metrics.prometheus.url,
-                     getattr(spec.spark, "node_selector", {}) or {}, engine_placement, advisor=policy.mode == "advisor")
+                     engine_placement.node_selector(spec), engine_placement, advisor=policy.mode == "advisor")
     return None

@@ -121,12 +121,13 @@ class JobAutoscaler:
         self._remember(d, Event("Normal", "ManualOverride", d.reason, d.to_dict()))
         return d
 
-    def move(self, executors: list[str], why: str, mover: Mover) -> dict:
+    def move(self, executors: list[str], why: str, mover: Mover, together: bool = False) -> dict:
         """Move executors where the placement plan wants them, under the scaling guards: each move counts as a
-        rescale (stabilization window, rescales per hour), advisor mode only reports. Returns
-        {"wanted", "moved", "guard", "reason"}; saves the state and reports an event when something happens."""
+        rescale (stabilization window, rescales per hour), advisor mode only reports; `together`: all in one
+        reconfiguration, which counts as one rescale. Returns {"wanted", "moved", "guard", "reason"}; saves the
+        state and reports an event when something happens."""
         now = self.clock.now()
-        allowed, guard, reason = move_allowance(len(executors), self.state, self.config, now)
+        allowed, guard, reason = move_allowance(len(executors), self.state, self.config, now, together)
         result = {"wanted": list(executors), "moved": [], "guard": guard, "reason": f"{reason}: {why}"}
         if allowed == 0 or guard == "advisor":
             if guard == "advisor":
@@ -140,7 +141,7 @@ class JobAutoscaler:
             self.events.emit(self.job, Event("Warning", "MoveFailed", result["reason"]))
             return result
         if moved:
-            self._count_rescales(now, len(moved))
+            self._count_rescales(now, 1 if together else len(moved))
             self._save()
             self.events.emit(self.job, Event("Normal", "ExecutorsMoved", f"moved {', '.join(moved)}: {why}"))
         result["moved"] = moved

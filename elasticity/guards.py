@@ -153,10 +153,12 @@ def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState
     return d
 
 
-def move_allowance(wanted: int, state: AutoscalerState, cfg: PolicyConfig, now: float) -> tuple[int, str | None, str]:
+def move_allowance(wanted: int, state: AutoscalerState, cfg: PolicyConfig, now: float,
+                   together: bool = False) -> tuple[int, str | None, str]:
     """How many of `wanted` executor moves (placement) may happen now: each move counts as a rescale, so moves
     wait out the stabilization window, fit in the rescales left this hour, and are only advised in advisor mode.
-    Returns (allowed, guard or None, why)."""
+    `together`: the moves are one reconfiguration (a Storm rebalance lays out every executor at once), which counts
+    as one rescale and happens whole or not at all. Returns (allowed, guard or None, why)."""
     if state.last_rescale_at is not None and now - state.last_rescale_at < cfg.stabilization_window_s:
         return 0, "stabilization", (f"stabilizing after the rescale {now - state.last_rescale_at:.0f}s ago "
                                     f"({cfg.stabilization_window_s:.0f}s window)")
@@ -166,11 +168,12 @@ def move_allowance(wanted: int, state: AutoscalerState, cfg: PolicyConfig, now: 
         wait = 3600.0 - (now - min(recent)) if recent else 0.0
         return 0, "rate_limit", (f"{len(recent)} rescales in the last hour (max {cfg.max_rescales_per_hour}); "
                                  f"next allowed in {wait:.0f}s")
-    allowed = min(wanted, left)
+    allowed = wanted if together else min(wanted, left)
     limited = f" ({wanted - allowed} wait for the rescale budget)" if allowed < wanted else ""
+    how = " in one reconfiguration" if together else ""
     if cfg.mode == "advisor":
-        return allowed, "advisor", f"advisor: would move {allowed} executor(s){limited}"
-    return allowed, None, f"moving {allowed} executor(s){limited}"
+        return allowed, "advisor", f"advisor: would move {allowed} executor(s){how}{limited}"
+    return allowed, None, f"moving {allowed} executor(s){how}{limited}"
 
 
 def check_effectiveness(obs: JobObservation, state: AutoscalerState, cfg: PolicyConfig, now: float) -> list[str]:

@@ -1,5 +1,5 @@
-"""A Nimbus Thrift client (thriftpy2 over our subset of Storm's IDL, nimbus.thrift): rebalance, kill, and the
-topology's layout and per-executor statistics.
+"""A Nimbus Thrift client (thriftpy2 over our subset of Storm's IDL, nimbus.thrift): rebalance, kill, the
+topology's layout, per-executor statistics and workers, and Nimbus's configuration.
 
 Rebalance goes through Thrift because the UI's REST rebalance ignores executor and worker counts (notes/storm.md).
 Every call opens its own framed connection: Nimbus may restart, and a stale connection would hang a rebalance.
@@ -8,6 +8,7 @@ component, a rebalance already under way, not alive).
 """
 from __future__ import annotations
 
+import json
 import socket
 import time
 from dataclasses import dataclass
@@ -90,6 +91,15 @@ class NimbusClient:
     def info_by_id(self, topology_id: str):
         """TopologyInfo by id (one call; NimbusRefused when that topology is gone)."""
         return self._call("getTopologyInfo", topology_id)
+
+    def workers_by_id(self, topology_id: str) -> list[tuple[str, str, int]]:
+        """The topology's workers as (supervisor id, host, port): which supervisor runs each worker."""
+        page = self._call("getTopologyPageInfo", topology_id, ":all-time", False)
+        return [(w.supervisor_id, w.host, int(w.port)) for w in page.workers or []]
+
+    def conf(self) -> dict:
+        """Nimbus's own configuration (storm.yaml and defaults)."""
+        return json.loads(self._call("getNimbusConf"))
 
     def graph_by_id(self, topology_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
         """component -> (kind, upstream components) of the submitted topology."""

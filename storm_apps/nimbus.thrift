@@ -89,6 +89,19 @@ struct NimbusSummary {
   5: optional string version;
 }
 
+struct WorkerSummary {
+  1: optional string supervisor_id;
+  2: optional string host;
+  3: optional i32 port;
+  4: optional string topology_id;
+}
+
+struct TopologyPageInfo {
+  1: optional string id;
+  2: optional string name;
+  16: optional list<WorkerSummary> workers;
+}
+
 struct ClusterSummary {
   1: optional list<SupervisorSummary> supervisors;
   3: optional list<TopologySummary> topologies;
@@ -145,4 +158,6 @@ service Nimbus {
   TopologySummary getTopologySummaryByName(1: string name) throws (1: AuthorizationException aze);
   StormTopology getUserTopology(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
   TopologyInfo getTopologyInfo(1: string id) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  TopologyPageInfo getTopologyPageInfo(1: string id, 2: string window, 3: bool is_include_sys) throws (1: NotAliveException e, 2: AuthorizationException aze);
+  string getNimbusConf() throws (1: AuthorizationException aze);
 }

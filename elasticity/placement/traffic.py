@@ -7,6 +7,10 @@ pair that shares a node, without the network.
   re-spreads a topology that holds fewer workers than it asked for), and single moves and swaps that keep more
   traffic inside workers are taken while they fit.
 - WTN: `pair_greedy` over the workers onto the nodes, within their free slots (and capacities, when given).
+- `refine=False` leaves out the moves and swaps: seed 002's ETW/WTN as published (the operator's `greedy`).
+
+Whether a running topology should be laid out again is `worth_relayout`: the plan must cut enough of the traffic
+the live layout sends between workers and nodes to pay for the rebalance that applies it.
 
 Plain data in and out: executors are any hashable ids, rates a {(a, b): tuples/s} map (either direction; both add
 up), loads any non-negative unit (a busy fraction or cores).
@@ -54,15 +58,45 @@ def cut_rate(rates: Mapping[Pair, float], group_of: Mapping[Hashable, Hashable])
                if a in group_of and b in group_of and group_of[a] != group_of[b])
 
 
+@dataclass(frozen=True)
+class TrafficCut:
+    """Tuples/s a layout sends between workers (serialized) and, of those, between nodes (over the network)."""
+
+    between_workers: float
+    between_nodes: float
+
+    @property
+    def cost(self) -> float:
+        """A tuple between nodes pays for both: serialization and the network."""
+        return self.between_workers + self.between_nodes
+
+
+def cut_of(rates: Mapping[Pair, float], worker_of: Mapping[Hashable, Hashable],
+           node_of: Mapping[Hashable, Hashable]) -> TrafficCut:
+    return TrafficCut(cut_rate(rates, worker_of), cut_rate(rates, node_of))
+
+
+def worth_relayout(now: TrafficCut, planned: TrafficCut, min_gain: float = 0.2,
+                   min_saving: float = 1.0) -> tuple[bool, str]:
+    """Whether applying the plan pays for its rebalance (which restarts the workers it changes): it must cut at
+    least `min_gain` of the live layout's cost and `min_saving` tuples/s. Returns (worth it, why in words)."""
+    saving = now.cost - planned.cost
+    words = (f"tuples/s between workers {now.between_workers:.1f} -> {planned.between_workers:.1f}, between nodes "
+             f"{now.between_nodes:.1f} -> {planned.between_nodes:.1f}")
+    if saving < min_saving or saving < min_gain * now.cost:
+        return False, f"not worth a rebalance: {words} (a plan must cut {min_gain:.0%} and {min_saving:g} tuples/s)"
+    return True, words
+
+
 class TrafficPlacer:
     """`TrafficPlacer(workers).plan(loads, rates, nodes)` -> TrafficPlan."""
 
-    def __init__(self, workers: int, balance: float = 0.25):
+    def __init__(self, workers: int, balance: float = 0.25, refine: bool = True):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, not {workers}")
         if balance < 0:
             raise ValueError(f"balance must be >= 0, not {balance}")
-        self.workers, self.balance = workers, balance
+        self.workers, self.balance, self.refine = workers, balance, refine
 
     def plan(self, loads: Mapping[Hashable, float], rates: Mapping[Pair, float], nodes: Mapping[str, int],
              capacity: Mapping[str, float] | None = None) -> TrafficPlan:
@@ -85,7 +119,8 @@ class TrafficPlacer:
         cap = max(load.sum() / workers * (1 + self.balance), load.max(initial=0.0))
         worker = pair_greedy(load[:, None], R, np.full(workers, cap))
         _fill_empty(worker, R, workers)
-        _refine(worker, R, load, cap, workers)
+        if self.refine:
+            _refine(worker, R, load, cap, workers)
         onehot = np.zeros((len(ids), workers))
         onehot[np.arange(len(ids)), worker] = 1.0
         between = onehot.T @ R @ onehot

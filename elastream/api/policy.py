@@ -149,8 +149,9 @@ class ElasticityPolicySpec(ApiModel):
     scale_down: ScaleDown = Field(default_factory=ScaleDown)
     max_rescales_per_hour: int = Field(6, ge=1, le=3600, description="cap on rescales in any hour")
     placement: Literal["none", "elastream", "greedy", "ga"] = Field(
-        "none", description="place executors on nodes from their measured load profiles (docs/placement.md): "
-        "elastream (fewest nodes, no predicted overload), ga (seed 001), greedy (seed 002); none leaves it to the "
-        "scheduler")
+        "none", description="place executors from what they measure (docs/placement-operator.md). Spark: on the "
+        "fewest nodes with no predicted overload, by their load profiles: elastream, ga (seed 001), greedy (seed "
+        "002). Storm: on workers and supervisors by the tuple rates between them (seed 002's ETW/WTN; elastream "
+        "refines it, greedy is as published). none leaves it to the scheduler")
     bounds: Bounds | None = Field(None, description="bounds on executors (or workers), intersected with the StreamApp's")
     mestream: MeStream = Field(default_factory=MeStream)

@@ -43,14 +43,26 @@ class Move(ApiModel):
     reason: str = Field("", max_length=4096, description="what the guards allowed, and why")
 
 
+class PlacementTraffic(ApiModel):
+    """Storm: tuples/s between workers (serialized) and between nodes (over the network), now and under the plan."""
+
+    between_workers: float = Field(..., ge=0)
+    between_nodes: float = Field(..., ge=0)
+    planned_between_workers: float = Field(..., ge=0)
+    planned_between_nodes: float = Field(..., ge=0)
+
+
 class Placement(ApiModel):
-    """Where the app's executors are planned (docs/placement.md): one plan covers every placed StreamApp."""
+    """Where the app's executors are planned (docs/placement.md). Spark: one plan covers every placed StreamApp,
+    nodes are Kubernetes nodes. Storm: a plan per topology, nodes are its supervisors."""
 
     algorithm: str = Field(..., description="spec.placement of the policy (or elastream when placed apps disagree)")
     executors: dict[str, str] = Field(default_factory=dict, description="executor id -> planned node")
     predicted_peak: dict[str, float] = Field(
-        default_factory=dict, description="node -> predicted peak CPU (cores) of all placed executors on it")
+        default_factory=dict, description="node -> predicted peak CPU (cores) of all placed executors on it "
+        "(Storm: the cores the topology's executors keep busy there, measured)")
     nodes_used: int | None = Field(None, ge=0, description="nodes the whole plan uses")
+    traffic: PlacementTraffic | None = Field(None, description="Storm: the tuple traffic the plan cuts")
     message: str = Field("", max_length=4096, description="why nothing moves, or why there is no plan")
     last_move: Move | None = None
 

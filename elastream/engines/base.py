@@ -85,12 +85,18 @@ class LocalJob(Protocol):
 
 
 class EnginePlacement(Protocol):
-    """What placement needs from an engine's managed app: its executor pods, their loads, a way to move one."""
+    """Placement across apps (scope "cluster", Spark): one plan packs every placed app's executor pods onto the
+    Kubernetes nodes by their measured loads (controllers.placement). What it needs from the engine: the executor
+    pods, their loads, a way to move one."""
 
+    scope: str  # "cluster"
     load_label: str  # the label of the load series that holds the executor id
 
     def unsupported(self, spec) -> str | None:
         """Why this app's executors cannot be placed (a message naming the field), or None."""
+
+    def node_selector(self, spec) -> dict[str, str]:
+        """Labels a node must have to take this app's executors."""
 
     def executor_selector(self, app: str) -> str:
         """Label selector of the app's executor pods."""
@@ -102,6 +108,30 @@ class EnginePlacement(Protocol):
 
     def mover(self, namespace: str, name: str, spec) -> "Mover":
         """Moves executors (elasticity.ports.Mover); raises SecretProblem when the job cannot be reached yet."""
+
+
+@dataclass
+class AppLayout:
+    """One evaluation of an app placed by its engine's own scheduler: its status.placement (without lastMove),
+    the executors the plan moves ([] when nothing is worth moving), why, and the Mover that applies the plan."""
+
+    status: dict[str, Any]
+    moves: list[str] = field(default_factory=list)
+    why: str = ""
+    mover: Mover | None = None
+
+
+class AppPlacement(Protocol):
+    """Placement per app (scope "app", Storm): the engine's scheduler lays out the app's executors as a plan made
+    from what the job measures; a plan is applied whole, in one reconfiguration."""
+
+    scope: str  # "app"
+
+    def layout(self, namespace: str, name: str, spec, policy) -> AppLayout:
+        """This evaluation's plan; raises JobUnreachable when the job cannot be read."""
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Drop what is kept between evaluations (the app no longer asks for placement, or is gone)."""
 
 
 class Engine(Protocol):
@@ -119,8 +149,8 @@ class Engine(Protocol):
     def local_job(self, app, workdir: Path, duration_s: float) -> LocalJob:
         """Raises ManifestError naming the field when the app cannot run locally."""
 
-    def placement(self) -> EnginePlacement | None:
-        """How the operator places this engine's executors on nodes, or None when it does not."""
+    def placement(self) -> EnginePlacement | AppPlacement | None:
+        """How the operator places this engine's executors (by its `scope`), or None when it does not."""
 
 
 def decision_realized(d: Decision) -> bool:

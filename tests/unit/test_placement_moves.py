@@ -50,3 +50,16 @@ def test_advisor_mode_only_advises_and_failures_change_nothing():
     r = b.move(["1"], "frees node n2", RecordingMover(fail=True))
     assert r["guard"] == "realize_failed" and "control endpoint down" in r["reason"]
     assert b.state.rescale_times == [] and events.events[-1][1].type == "Warning"
+
+
+def test_a_relayout_moves_every_executor_at_once_and_counts_as_one_rescale():
+    a, clock, events = _autoscaler(max_rescales_per_hour=2, stabilization_window_s=60)
+    mover = RecordingMover()
+    r = a.move(["1-1", "2-3", "4-5"], "cuts traffic", mover, together=True)
+    assert r["moved"] == ["1-1", "2-3", "4-5"] and "in one reconfiguration" in r["reason"]
+    assert a.state.rescale_times == [10_000.0] and mover.calls == [["1-1", "2-3", "4-5"]]
+    clock.advance(61)
+    assert a.move(["1-1"], "cuts traffic", mover, together=True)["moved"] == ["1-1"]
+    clock.advance(61)
+    r = a.move(["1-1", "2-3"], "cuts traffic", mover, together=True)
+    assert r["moved"] == [] and r["guard"] == "rate_limit" and len(mover.calls) == 2

@@ -2,6 +2,8 @@
 (with a fake Nimbus: the real one is exercised in tests/storm and tests/e2e)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from elastream.api.streamapp import StreamAppSpec
@@ -83,7 +85,8 @@ class FakeNimbus:
     def __init__(self):
         self.calls = []
 
-    def rebalance(self, name, executors, workers, wait_s):
+    def rebalance(self, name, executors, workers, wait_s, conf_overrides=None):
+        self.confs = getattr(self, "confs", []) + [conf_overrides]
         self.calls.append(("rebalance", name, executors, workers))
 
     def wait_rebalanced(self, name, executors, workers, timeout_s):
@@ -100,6 +103,7 @@ def test_the_realizer_rebalances_only_the_components_that_change_and_records_the
     assert nimbus.calls[0] == ("rebalance", "wc-topo", {"count": 6}, 2)
     assert nimbus.calls[1][0] == "wait" and nimbus.calls[1][2] == {"split": 1, "count": 6}
     assert seen[0].layout_s == 3.5 and r.history == seen
+    assert json.loads(nimbus.confs[0]) == {"elastream.placement.plan": {"workers": []}}  # a placement plan ends
 
 
 def test_storm_bounds_come_from_max_parallelism_not_workers():

@@ -223,7 +223,7 @@ def test_the_realizer_calls_the_hooks_around_the_rebalance_with_the_new_workers(
     calls = []
 
     class Nimbus:
-        def rebalance(self, topology, executors, workers, wait_s):
+        def rebalance(self, topology, executors, workers, wait_s, conf_overrides=None):
             calls.append(("rebalance", executors, workers))
 
         def wait_rebalanced(self, topology, executors, workers, timeout_s):

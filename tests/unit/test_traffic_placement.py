@@ -76,3 +76,27 @@ def test_etw_cuts_less_traffic_than_round_robin_on_pipelines(seed):
     round_robin = {e: i % workers for i, e in enumerate(sorted(loads))}  # Storm's even scheduler, by task order
     assert cut_rate(rates, plan.worker_of) <= cut_rate(rates, round_robin) + 1e-9
     assert len(plan.workers()) == min(workers, len(loads))
+
+
+def test_a_relayout_must_pay_for_its_rebalance():
+    from elasticity.placement.traffic import TrafficCut, cut_of, worth_relayout
+
+    rates = {("a", "b"): 100.0, ("b", "c"): 10.0}
+    now = cut_of(rates, {"a": 0, "b": 1, "c": 1}, {"a": "n1", "b": "n2", "c": "n2"})
+    assert now == TrafficCut(100.0, 100.0) and now.cost == 200.0
+    planned = cut_of(rates, {"a": 0, "b": 0, "c": 1}, {"a": "n1", "b": "n1", "c": "n1"})
+    assert planned == TrafficCut(10.0, 0.0)
+    worth, why = worth_relayout(now, planned)
+    assert worth and "100.0 -> 10.0" in why
+    assert not worth_relayout(now, TrafficCut(90.0, 90.0))[0]  # 10 % less: not worth a rebalance
+    assert not worth_relayout(TrafficCut(0.4, 0.4), TrafficCut(0.0, 0.0))[0]  # under a tuple/s saved
+
+
+def test_greedy_without_refinement_is_the_published_etw():
+    rng = random.Random(3)
+    loads = {i: rng.uniform(0.5, 1.5) for i in range(12)}
+    rates = {(i, i + 1): rng.uniform(1, 100) for i in range(11)}
+    refined = TrafficPlacer(workers=3).plan(loads, rates, {"n1": 2, "n2": 2})
+    published = TrafficPlacer(workers=3, refine=False).plan(loads, rates, {"n1": 2, "n2": 2})
+    assert cut_rate(rates, refined.worker_of) <= cut_rate(rates, published.worker_of)
+    assert sorted(published.workers()) == [0, 1, 2]

@@ -19,6 +19,7 @@ LOAD_QUERY = 'rate(elastream_executor_task_seconds_total{{app="{app}"}}[1m])'
 class SparkPlacement:
     """The engine's answers for placement (elastream.engines.base.EnginePlacement)."""
 
+    scope = "cluster"  # one plan packs the executor pods of every placed app onto the nodes
     load_label = "executor"  # the load series' label holding the executor id
 
     @staticmethod
@@ -26,6 +27,11 @@ class SparkPlacement:
         if spec.spark.attach is not None:
             return "spec.spark.attach: the executors of an attached job are not the operator's to place"
         return None
+
+    @staticmethod
+    def node_selector(spec) -> dict[str, str]:
+        """The nodes the app's executors may use (spec.spark.nodeSelector)."""
+        return dict(spec.spark.node_selector or {})
 
     @staticmethod
     def executor_selector(app: str) -> str:

@@ -11,6 +11,11 @@ class StormEngine:
     name = "storm"
     unit = "executors per component"
 
+    def __init__(self):
+        from elastream.engines.storm.placement import StormPlacement
+
+        self._placement = StormPlacement()  # keeps each placed app's last reading between evaluations
+
     def parallelism_range(self, spec) -> tuple[int, int]:
         caps = spec.storm.max_parallelism.values()
         return 1, max(caps) if caps else DEFAULT_MAX_PARALLELISM
@@ -26,8 +31,8 @@ class StormEngine:
         return StormOperatorJob(namespace, name, spec, policy)
 
     def placement(self):
-        """None: the operator does not place Storm executors yet (Storm's own scheduler does)."""
-        return None
+        """Per app: ETW/WTN over the measured tuple rates, applied by Nimbus's PlanScheduler."""
+        return self._placement
 
     def local_job(self, app, workdir: Path, duration_s: float):
         from elastream.engines.storm.local import StormLocalJob, check_runnable

@@ -26,6 +26,7 @@ import yaml
 
 from elastream.api.streamapp import DATA_PATH, StreamAppSpec
 from elastream.engines.owners import LABEL_APP, LABEL_ROLE, object_meta as _meta, owner_reference
+from storm_apps.distribution import SCHEDULER_CLASS
 
 ZOOKEEPER_PORT = 2181
 NIMBUS_PORT = 6627
@@ -103,6 +104,9 @@ def storm_conf(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         "nimbus.seeds": [dns(app, namespace, "nimbus")],
         "nimbus.thrift.port": NIMBUS_PORT,
         "supervisor.slots.ports": slot_ports(spec.storm.slots_per_supervisor),
+        # elastream's scheduler (in the image's extlib/): a topology conf plan places its executors
+        # (spec.placement, elastream.engines.storm.placement); without one it is Storm's default scheduler
+        "storm.scheduler": SCHEDULER_CLASS,
         "worker.childopts": f"-Xmx{WORKER_HEAP} -XX:+UseSerialGC",
         # stats every 10 s, counted exactly (the defaults: a minute old, and x20 estimates)
         "executor.metrics.frequency.secs": 10,

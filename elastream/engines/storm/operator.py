@@ -35,11 +35,22 @@ class StormOperatorJob:
         self.metrics = PrometheusStormSource(PrometheusClient(policy.metrics.prometheus.url), name,
                                              self.spec.max_parallelism)
 
+    def supervisors(self) -> Supervisors | None:
+        """Managed apps' supervisor pods, which follow the workers; None when attached (not ours to change)."""
+        if self.spec.attach is not None:
+            return None
+        return Supervisors(self.namespace, self.name, self.spec.slots_per_supervisor, self.nimbus)
+
+    def after_relayout(self):
+        """What runs after a placement rebalance: idle supervisor pods go (managed apps), or None."""
+        supervisors = self.supervisors()
+        return supervisors.after if supervisors is not None else None
+
     def realizer(self) -> RebalanceRealizer:
         w = self.spec.workers
         hooks = {}
-        if self.spec.attach is None:  # managed: the supervisor pods follow the workers
-            supervisors = Supervisors(self.namespace, self.name, self.spec.slots_per_supervisor, self.nimbus)
+        supervisors = self.supervisors()
+        if supervisors is not None:
             hooks = {"before": supervisors.before, "after": supervisors.after}
         return RebalanceRealizer(self.nimbus, self.topology, self.spec.executors_per_worker, (w.min, w.max),
                                  on_rebalance=_observe, **hooks)

@@ -9,6 +9,7 @@ which the core plans with (Realizer.realize's return value).
 """
 from __future__ import annotations
 
+import json
 import logging
 import math
 import statistics
@@ -19,6 +20,7 @@ from typing import Callable
 
 from elastream.engines.base import JobUnreachable
 from elasticity.model import Decision
+from storm_apps.traffic import default_conf
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,10 @@ class RebalanceRealizer:
         wait_stall = self.stall_probe() if self.stall_probe is not None else None
         t0 = time.monotonic()
         try:
-            self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0)
+            # the new executors are not the placement plan's (if any): Storm's default scheduler lays them out, and
+            # the placement step plans the new layout once it is measured
+            self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0,
+                                  conf_overrides=json.dumps(default_conf()))
             layout_s = self.nimbus.wait_rebalanced(self.topology, executors=decision.targets, workers=workers,
                                                    timeout_s=self.timeout_s)
         except ConnectionError as err:  # the client's NimbusUnavailable is a ConnectionError
