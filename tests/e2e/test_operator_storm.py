@@ -1,12 +1,14 @@
 """End to end, Storm in attach mode: a real Storm cluster (ZooKeeper, Nimbus, two supervisors from Maven Central's
 jars), a real topology with a replayable Python spout, `elastream storm-exporter` serving its metrics, a real
 Prometheus scraping it, the real test control plane and the operator. The load steps up: the operator must rebalance
-the component that cannot keep up, through Nimbus Thrift, and say which in the StreamApp's status. Nimbus runs
-elastream's PlanScheduler: an ETW/WTN plan made from the measured tuple rates is applied by a rebalance. The last test
-checks that no record was lost."""
+the component that cannot keep up, through Nimbus Thrift, and say which in the StreamApp's status. The policy asks for
+placement and Nimbus runs elastream's PlanScheduler: once the topology has two workers, the operator measures the tuple
+rates between executors and lays the topology out by its ETW/WTN plan with one rebalance. The last test checks that no
+record was lost."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +18,7 @@ import pytest
 import yaml
 
 from spark_apps.cluster import free_port, stop_group
-from storm_apps import traffic, verify
+from storm_apps import verify
 from storm_apps.cluster import LocalStormCluster
 from storm_apps.nimbus import NimbusClient
 from storm_apps.source import read_source_state
@@ -82,7 +84,7 @@ def ns(crds_installed, storm, prometheus):
          "spec": {"algorithm": "ds2", "metrics": {"prometheus": {"url": prometheus.url}, "staleAfter": "30s"},
                   "latencyTarget": "5s", "targetUtilization": 0.7, "evaluationInterval": "10s",
                   "metricsWindow": "30s", "stabilizationWindow": "20s", "scaleDown": {"delay": "60s"},
-                  "maxRescalesPerHour": 60}},
+                  "maxRescalesPerHour": 60, "placement": "elastream"}},
         {"apiVersion": "elastream.io/v1alpha1", "kind": "StreamApp", "metadata": {"name": APP},
          "spec": {"engine": "storm", "policyRef": {"name": "storm"}, "storm": {
              "application": {"builtin": "pipeline"}, "workers": {"initial": 1, "min": 1, "max": 4},
@@ -92,6 +94,13 @@ def ns(crds_installed, storm, prometheus):
     k.kubectl("apply", "-n", name, "-f", "-", input=yaml.safe_dump_all(docs))
     yield name
     k.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def operator(crds_installed, ns):
+    """One operator for the scaling and placement tests: the placement step keeps its readings between them."""
+    with operator_in_process(crds_installed, ns) as runner:
+        yield runner
 
 
 def app_status(k, ns) -> dict:
@@ -106,34 +115,55 @@ def test_prometheus_sees_every_component(prometheus, topology):
              lambda: components() >= set(MAX) - {"sink"} or None, timeout=180, every=2)
 
 
-def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topology):
+def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topology, operator):
     k = crds_installed
     nimbus = NimbusClient(storm.nimbus_host, storm.nimbus_port)
-    with operator_in_process(k, ns):
-        up = wait_for("a realized scale-out in the StreamApp's history", lambda: next(
-            (d for d in app_status(k, ns).get("history", []) if d["action"] == "scaleUp" and d["realized"]), None),
-            timeout=300, every=2)
-        assert "enrich" in up["reason"], up  # the 25 ms bolt is the one that cannot keep up
-        layout = wait_for("Nimbus to run enrich on more executors",
-                          lambda: (t := nimbus.topology(APP)) and t.executors()["enrich"] > 1 and t, timeout=120)
-        assert layout.status == "ACTIVE"
-        events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
-                           "json").stdout
-        assert "enrich" in events and "Rescaled" in events
+    up = wait_for("a realized scale-out in the StreamApp's history", lambda: next(
+        (d for d in app_status(k, ns).get("history", []) if d["action"] == "scaleUp" and d["realized"]), None),
+        timeout=300, every=2)
+    assert "enrich" in up["reason"], up  # the 25 ms bolt is the one that cannot keep up
+    layout = wait_for("Nimbus to run enrich on more executors",
+                      lambda: (t := nimbus.topology(APP)) and t.executors()["enrich"] > 1 and t, timeout=120)
+    assert layout.status == "ACTIVE"
+    events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
+                       "json").stdout
+    assert "enrich" in events and "Rescaled" in events
 
 
-def test_nimbus_lays_the_topology_out_as_the_traffic_plan_says(storm, topology):
-    """ETW/WTN from the rates measured now, delivered by a rebalance's conf overrides, placed by PlanScheduler."""
+def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, ns, storm, topology, operator):
+    """Two workers on two supervisors (the default scheduler spreads them): the operator's plan cuts the traffic
+    between supervisors, so it rebalances with it, and Nimbus's PlanScheduler runs the topology as planned."""
+    k = crds_installed
     nimbus = NimbusClient(storm.nimbus_host, storm.nimbus_port)
-    topology_id = nimbus.topology_id(APP)
-    measured = traffic.measure(nimbus, topology_id, window_s=20)
-    workers = max(2, nimbus.topology(APP).workers)  # two workers at least, so the plan has a choice to make
-    plan = traffic.plan(measured, workers, dict.fromkeys(storm.slots, storm.slots_per_supervisor))
     node_of_port = storm.node_of_port()
-    traffic.realize(nimbus, APP, topology_id, plan, lambda host, port: node_of_port[port], workers=workers,
-                    timeout_s=120)
-    log = (storm.log_dir / "nimbus.log").read_text()
-    assert f"elastream plan for {APP}: {len(measured.executors)} executors placed" in log
+
+    def runs_as_planned():
+        placement = app_status(k, ns).get("placement") or {}
+        if not placement.get("message", "").startswith("the topology runs as planned"):
+            return None
+        planned = _by_node(placement["executors"].items())
+        live = _by_node((f"{e.component_id}[{e.executor_info.task_start}-{e.executor_info.task_end}]",
+                         node_of_port[e.port]) for e in nimbus.info(APP).executors if e.component_id != "__system")
+        return placement if planned == live else None
+
+    placement = wait_for("the topology to run as the operator's traffic plan says", runs_as_planned, timeout=240,
+                         every=2)
+    moved = [e["message"] for e in json.loads(k.kubectl(
+        "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP},reason=ExecutorsMoved", "-o",
+        "json").stdout)["items"]]
+    cuts = [re.search(r"between nodes ([\d.]+) -> ([\d.]+)", m) for m in moved]
+    assert cuts and all(c and float(c[2]) < float(c[1]) for c in cuts), moved  # each move cut inter-node traffic
+    placed = [int(n) for n in re.findall(rf"elastream plan for {APP}: (\d+) executors placed",
+                                         (storm.log_dir / "nimbus.log").read_text())]
+    assert len(placement["executors"]) in placed, placed  # PlanScheduler placed every executor of the plan
+
+
+def _by_node(pairs) -> set[frozenset[str]]:
+    """Executors grouped by node, as a set of groups (node names differ: status has Nimbus's, the test its own)."""
+    groups: dict[str, set[str]] = {}
+    for executor, node in pairs:
+        groups.setdefault(node, set()).add(executor)
+    return {frozenset(g) for g in groups.values()}
 
 
 def test_nothing_lost(topology):

@@ -14,8 +14,7 @@ from elasticity.config import PolicyConfig
 from storm_apps.distribution import SCHEDULER_CLASS
 from storm_apps.nimbus import storm_thrift as T
 
-A, B = "sup-a", "sup-b"
-PORTS = {7001: A, 7002: B}  # one worker on each supervisor
+SUPERVISORS = {"sup-a": "10.0.0.1", "sup-b": "10.0.0.2"}  # two slots each: ports 7001, 7003 and 7002, 7004
 
 
 def _executor(task, component, port, emitted=None, executed=None, latency_ms=10.0):
@@ -26,24 +25,35 @@ def _executor(task, component, port, emitted=None, executed=None, latency_ms=10.
             executed={":all-time": ids}, execute_ms_avg={":all-time": {k: latency_ms for k in ids}}))
     stats = T.ExecutorStats(emitted={":all-time": {"default": emitted or 0}}, specific=specific)
     return T.ExecutorSummary(executor_info=T.ExecutorInfo(task, task), component_id=component,
-                             host=f"10.0.0.{port - 7000}", port=port, stats=stats)
+                             host=_host(port), port=port, stats=stats)
 
 
-def _info(scale):
+def _host(port):
+    return "10.0.0.1" if port % 2 else "10.0.0.2"
+
+
+def _info(scale, port_of):
     """spout (1) -> split (2, 3) -> sink (4, light); split[2] sends 3/4 of split's tuples, and the layout puts it
     on the other worker and supervisor than the sink."""
     return T.TopologyInfo(id="topo-1", status="ACTIVE", executors=[
-        _executor(1, "spout", 7001, emitted=100 * scale),
-        _executor(2, "split", 7001, emitted=300 * scale, executed={"spout": 50 * scale}),
-        _executor(3, "split", 7002, emitted=100 * scale, executed={"spout": 50 * scale}),
-        _executor(4, "sink", 7002, executed={"split": 400 * scale}, latency_ms=0.125)])
+        _executor(1, "spout", port_of[1], emitted=100 * scale),
+        _executor(2, "split", port_of[2], emitted=300 * scale, executed={"spout": 50 * scale}),
+        _executor(3, "split", port_of[3], emitted=100 * scale, executed={"spout": 50 * scale}),
+        _executor(4, "sink", port_of[4], executed={"split": 400 * scale}, latency_ms=0.125)])
 
 
 class FakeNimbus:
     host, port = "nimbus", 6627
 
     def __init__(self, scheduler=SCHEDULER_CLASS):
-        self.scale, self.scheduler, self.rebalances = 1, scheduler, []
+        self.scale, self.scheduler = 1, scheduler
+        self.port_of = {1: 7001, 2: 7001, 3: 7002, 4: 7002}  # task -> worker port: one worker per supervisor
+
+    def run(self, plan):
+        """Lay the topology out as PlanScheduler would: each planned worker on a free slot of its node."""
+        free = {host: [p for p in (7001, 7002, 7003, 7004) if _host(p) == host] for host in SUPERVISORS.values()}
+        port_of_worker = {w: free[node].pop(0) for w, node in sorted(plan.node_of_worker.items())}
+        self.port_of = {t[0]: port_of_worker[w] for t, w in plan.worker_of.items()}
 
     def conf(self):
         return {"storm.scheduler": self.scheduler} if self.scheduler else {}
@@ -52,15 +62,17 @@ class FakeNimbus:
         return "topo-1" if name == "pipe" else None
 
     def info_by_id(self, topology_id):
-        return _info(self.scale)
+        return _info(self.scale, self.port_of)
 
     def cluster(self):
         return SimpleNamespace(supervisors=[
-            T.SupervisorSummary(host=f"10.0.0.{port - 7000}", supervisor_id=sid, num_workers=2, num_used_workers=1)
-            for port, sid in PORTS.items()])
+            T.SupervisorSummary(host=host, supervisor_id=sid, num_workers=2,
+                                num_used_workers=sum(1 for p in set(self.port_of.values()) if _host(p) == host))
+            for sid, host in SUPERVISORS.items()])
 
     def workers_by_id(self, topology_id):
-        return [(sid, f"10.0.0.{port - 7000}", port) for port, sid in PORTS.items()]
+        sid = {host: sid for sid, host in SUPERVISORS.items()}
+        return [(sid[_host(p)], _host(p), p) for p in sorted(set(self.port_of.values()))]
 
 
 def _placement(nimbus, clock):
@@ -88,6 +100,15 @@ def test_it_measures_two_readings_of_a_layout_then_plans_and_moves_when_it_pays(
     assert set(status["executors"]) == {"spout[1-1]", "split[2-2]", "split[3-3]", "sink[4-4]"}
     assert status["nodesUsed"] == 1 and set(status["executors"].values()) <= {"10.0.0.1", "10.0.0.2"}
     assert planned.moves and isinstance(planned.mover, StormRelayout) and "between nodes 17.5 -> 0.0" in planned.why
+    nimbus.run(planned.mover.plan)  # the relayout, as Nimbus would do it; then the mover reports it applied
+    planned.mover.on_applied()
+    now[0] += 10
+    assert "first reading" in placement.layout("ns", "app", None, policy).status["message"]
+    now[0] += 20
+    nimbus.scale = 3
+    after = placement.layout("ns", "app", None, policy)
+    assert after.status["message"].startswith("the topology runs as planned: 2 worker(s) on 1 node(s)"), after.status
+    assert not after.moves and after.status["traffic"]["betweenNodes"] == 0.0
 
 
 def test_a_nimbus_without_the_plan_scheduler_is_named():

@@ -82,6 +82,7 @@ class StormRelayout:
     plan: traffic.TrafficPlan
     workers: int
     after: Any = None  # (workers) -> None
+    on_applied: Callable[[], None] | None = None  # called once Nimbus runs the plan
     timeout_s: float = 180.0
 
     def move(self, job: str, executors: list[str]) -> list[str]:
@@ -91,6 +92,8 @@ class StormRelayout:
         except ConnectionError as err:  # NimbusUnavailable, NimbusRefused
             raise JobUnreachable(str(err)) from err
         log.info("%s laid out as planned in %.1fs", self.topology, seconds)
+        if self.on_applied is not None:
+            self.on_applied()
         if self.after is not None:
             self.after(self.workers)
         return list(executors)
@@ -102,11 +105,13 @@ class StormPlacement:
 
     scope: str = "app"
     readings: dict[str, tuple[str, traffic.Snapshot]] = field(default_factory=dict)  # app -> (topology id, last)
+    applied: dict[str, tuple[str, traffic.TrafficPlan]] = field(default_factory=dict)  # app -> (topology id, plan)
     job_for: Callable[..., Any] | None = None  # (namespace, name, spec, policy) -> StormOperatorJob (tests: a fake)
     clock: Callable[[], float] = time.monotonic
 
     def forget(self, namespace: str, name: str) -> None:
         self.readings.pop(f"{namespace}/{name}", None)
+        self.applied.pop(f"{namespace}/{name}", None)
 
     def layout(self, namespace: str, name: str, spec, policy) -> AppLayout:
         from elastream.engines.storm.operator import StormOperatorJob
@@ -132,7 +137,7 @@ class StormPlacement:
         slots = read_slots(nimbus, topology_id)
         workers = len({(e.host, e.port) for e in rates.executors.values()})
         plan = TrafficPlacer(workers, refine=algorithm != "greedy").plan(rates.loads, rates.rates, slots.free)
-        return self._decide(job, topology_id, rates, slots, plan, algorithm, workers)
+        return self._decide(key, job, topology_id, rates, slots, plan, algorithm, workers)
 
     def _measure(self, key: str, nimbus, topology: str) -> tuple[str, traffic.Traffic] | str:
         """(topology id, rates) once two readings of one layout are far enough apart; else what it waits for."""
@@ -156,41 +161,55 @@ class StormPlacement:
             return f"no tuples between executors in the last {rates.window_s:.0f}s: nothing to place by"
         return topology_id, rates
 
-    def _decide(self, job, topology_id: str, rates: traffic.Traffic, slots: Slots, plan, algorithm: str,
-                workers: int) -> AppLayout:
-        labels = {t: executor_label(e.component, t) for t, e in rates.executors.items()}
+    def _decide(self, key: str, job, topology_id: str, rates: traffic.Traffic, slots: Slots, plan,
+                algorithm: str, workers: int) -> AppLayout:
         live_worker = {t: (e.host, e.port) for t, e in rates.executors.items()}
         now = cut_of(rates.rates, live_worker, {t: slots(*w) for t, w in live_worker.items()})
         planned = cut_of(rates.rates, plan.worker_of, {t: plan.node_of(t) for t in plan.worker_of})
-        peak: dict[str, float] = {}
-        for t, load in rates.loads.items():
-            peak[plan.node_of(t)] = peak.get(plan.node_of(t), 0.0) + load
-        status: dict[str, Any] = {
-            "algorithm": algorithm,
-            "executors": {labels[t]: plan.node_of(t) for t in sorted(plan.worker_of)},
-            "predictedPeak": {n: round(v, 3) for n, v in sorted(peak.items())},
-            "nodesUsed": len(set(plan.node_of_worker.values())),
-            "traffic": {"betweenWorkers": round(now.between_workers, 2), "betweenNodes": round(now.between_nodes, 2),
-                        "plannedBetweenWorkers": round(planned.between_workers, 2),
-                        "plannedBetweenNodes": round(planned.between_nodes, 2)},
-        }
         note = ("ga packs CPU load profiles; a Storm topology is placed by its traffic, with elastream's ETW/WTN; "
                 if algorithm == "ga" else "")
+        nodes = len({slots(*w) for w in live_worker.values()})
+        running = f"the topology runs as planned: {workers} worker(s) on {nodes} node(s)"
         if traffic.follows(plan, rates.executors, slots):
-            status["message"] = f"{note}the topology runs as planned: {workers} worker(s) on {status['nodesUsed']} node(s)"
-            return AppLayout(status)
+            return AppLayout(_status(algorithm, rates, plan, now, planned, note + running))
         worth, why = worth_relayout(now, planned)
-        status["message"] = note + why
-        if not worth:
-            return AppLayout(status)
-        moving = sorted(labels[t] for t in plan.worker_of if _moves(t, plan, live_worker, slots))
-        mover = StormRelayout(job.nimbus, job.topology, topology_id, plan, workers, after=job.after_relayout())
-        return AppLayout(status, moving, f"the traffic plan ({algorithm}): {why}", mover)
+        if worth:
+            moving = sorted(executor_label(rates.executors[t].component, t) for t in plan.worker_of
+                            if _moves(t, plan, live_worker, slots))
+            mover = StormRelayout(job.nimbus, job.topology, topology_id, plan, workers, after=job.after_relayout(),
+                                  on_applied=lambda: self.applied.__setitem__(key, (topology_id, plan)))
+            return AppLayout(_status(algorithm, rates, plan, now, planned, note + why), moving,
+                             f"the traffic plan ({algorithm}): {why}", mover)
+        applied_id, applied = self.applied.get(key, (None, None))
+        if applied_id == topology_id and applied is not None and traffic.follows(applied, rates.executors, slots):
+            # the plan applied earlier still runs, and a new one would not pay for a rebalance: report the one in effect
+            change = why.removeprefix("not worth a rebalance: ")
+            return AppLayout(_status(algorithm, rates, applied, now, now,
+                                     f"{note}{running}; a new plan would change {change}"))
+        return AppLayout(_status(algorithm, rates, plan, now, planned, note + why))
 
     def _drop_stale(self) -> None:
         cutoff = self.clock() - FORGET_AFTER_S
         for key in [k for k, (_, r) in self.readings.items() if r.at < cutoff]:
             del self.readings[key]
+            self.applied.pop(key, None)
+
+
+def _status(algorithm: str, rates: traffic.Traffic, plan, now, planned, message: str) -> dict[str, Any]:
+    """status.placement: node per executor and the busy cores per node under `plan`, the traffic now and under it."""
+    peak: dict[str, float] = {}
+    for t, load in rates.loads.items():
+        peak[plan.node_of(t)] = peak.get(plan.node_of(t), 0.0) + load
+    return {
+        "algorithm": algorithm,
+        "executors": {executor_label(rates.executors[t].component, t): plan.node_of(t) for t in sorted(plan.worker_of)},
+        "predictedPeak": {n: round(v, 3) for n, v in sorted(peak.items())},
+        "nodesUsed": len(set(plan.node_of_worker.values())),
+        "traffic": {"betweenWorkers": round(now.between_workers, 2), "betweenNodes": round(now.between_nodes, 2),
+                    "plannedBetweenWorkers": round(planned.between_workers, 2),
+                    "plannedBetweenNodes": round(planned.between_nodes, 2)},
+        "message": message,
+    }
 
 
 def _moves(t: traffic.Tasks, plan, live_worker: dict, slots: Slots) -> bool:
