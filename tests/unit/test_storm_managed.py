@@ -47,6 +47,8 @@ def test_nimbus_is_reached_through_its_service_on_6627_as_the_operator_expects()
     conf = yaml.safe_load(managed.config_map(BODY, spec())["data"]["storm.yaml"])
     assert conf["nimbus.seeds"] == ["wc-nimbus.jobs.svc"] and conf["nimbus.thrift.port"] == 6627
     assert conf["storm.zookeeper.servers"] == ["wc-zookeeper.jobs.svc"] and conf["storm.zookeeper.port"] == 2181
+    # placement plans reach Nimbus through its scheduler; without a plan it is Storm's default one
+    assert conf["storm.scheduler"] == "io.elastream.storm.scheduler.PlanScheduler"
 
 
 def test_every_object_is_owned_by_the_streamapp_and_labelled():
