@@ -119,6 +119,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="write the 'storm-placement' section of docs/benchmarks.md (off by default)")
     sp.set_defaults(handler=_run_storm_placement)
 
+    t = targets.add_parser(
+        "tuning",
+        help="configuration tuning: Bayesian optimisation (random-forest surrogate, expected improvement) against "
+             "random search and Latin-hypercube hill climbing, at equal budgets, on response surfaces that behave "
+             "like a Spark streaming job's configuration (seconds; no Spark needed)",
+    )
+    t.add_argument("--seeds", type=int, default=20, metavar="N", help="runs per problem and method (default 20)")
+    t.add_argument("--seed-base", type=int, default=100, metavar="S",
+                   help="first seed (default 100; seeds 0-9 were used while building the optimisers)")
+    t.add_argument("--budget", type=int, default=150, metavar="N", help="evaluations per run (default 150)")
+    t.add_argument("--methods", default="bo,random,hillclimb", metavar="LIST",
+                   help="comma-separated: bo, random, hillclimb (default: all three)")
+    t.add_argument("--problems", metavar="LIST", help="comma-separated problems (default: all)")
+    t.add_argument("--json", metavar="FILE", help="also write the results (and every run's best-so-far) as JSON")
+    t.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
+    t.set_defaults(handler=_run_tuning)
+
     c = targets.add_parser(
         "consolidation",
         help="on a cluster's real nodes (operator installed by Helm with its placement webhook): N managed Spark "
@@ -183,6 +200,20 @@ def _run_placement(args: argparse.Namespace) -> int:
 
         name, markdown = args.docs_section
         print(f"\nwrote the {name!r} section of {write_section(name, markdown)}")
+    return rc
+
+
+def _run_tuning(args: argparse.Namespace) -> int:
+    from elasticity.tuning.benchmark import bench_main
+
+    if min(args.seeds, args.budget) < 1:
+        print("error: --seeds and --budget must be at least 1")
+        return 2
+    rc = bench_main(args)
+    if rc == 0 and not args.no_docs:
+        from elastream.benchdoc import write_section
+
+        print(f"\nwrote the 'tuning' section of {write_section('tuning', args.docs_markdown)}")
     return rc
 
 

@@ -1,0 +1,137 @@
+"""A configuration space: typed knobs with ranges and defaults. Optimisers work in the unit cube [0, 1]^d (log
+scale where a knob says so); `config()` turns a point into values and `point()` a configuration back into one."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from elasticity.errors import InputError
+
+
+@dataclass(frozen=True)
+class Int:
+    name: str
+    low: int
+    high: int
+    default: int
+    log: bool = False
+
+    def value(self, u: float) -> int:
+        return int(round(_scale(u, self.low, self.high, self.log)))
+
+    def unit(self, v: Any) -> float:
+        return _unscale(float(v), self.low, self.high, self.log)
+
+    def check(self, v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, int) or not self.low <= v <= self.high:
+            return f"an integer in [{self.low}, {self.high}]"
+        return None
+
+
+@dataclass(frozen=True)
+class Float:
+    name: str
+    low: float
+    high: float
+    default: float
+    log: bool = False
+
+    def value(self, u: float) -> float:
+        return float(_scale(u, self.low, self.high, self.log))
+
+    def unit(self, v: Any) -> float:
+        return _unscale(float(v), self.low, self.high, self.log)
+
+    def check(self, v: Any) -> str | None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not self.low <= v <= self.high:
+            return f"a number in [{self.low:g}, {self.high:g}]"
+        return None
+
+
+@dataclass(frozen=True)
+class Choice:
+    name: str
+    values: tuple
+    default: Any
+
+    def value(self, u: float) -> Any:
+        return self.values[min(int(u * len(self.values)), len(self.values) - 1)]
+
+    def unit(self, v: Any) -> float:
+        return (self.values.index(v) + 0.5) / len(self.values)
+
+    def check(self, v: Any) -> str | None:
+        return None if v in self.values else f"one of {', '.join(map(str, self.values))}"
+
+
+Knob = Int | Float | Choice
+
+
+def _scale(u: float, low: float, high: float, log: bool) -> float:
+    u = min(max(float(u), 0.0), 1.0)
+    if u in (0.0, 1.0):
+        return low if u == 0.0 else high
+    v = math.exp(math.log(low) + u * (math.log(high) - math.log(low))) if log else low + u * (high - low)
+    return min(max(v, low), high)  # exp(log(x)) may miss x in its last digit
+
+
+def _unscale(v: float, low: float, high: float, log: bool) -> float:
+    if high == low:
+        return 0.5
+    if log:
+        return (math.log(v) - math.log(low)) / (math.log(high) - math.log(low))
+    return (v - low) / (high - low)
+
+
+class ConfigSpace:
+    """`ConfigSpace([Int(...), Float(...), Choice(...)])`: sample, encode, decode and check configurations."""
+
+    def __init__(self, knobs: Sequence[Knob]):
+        names = [k.name for k in knobs]
+        if len(set(names)) != len(names):
+            raise InputError(f"knob names repeat: {names}")
+        self.knobs = list(knobs)
+        for k in self.knobs:
+            if k.check(k.default):
+                raise InputError(f"{k.name}: the default {k.default!r} is not {k.check(k.default)}")
+
+    @property
+    def names(self) -> list[str]:
+        return [k.name for k in self.knobs]
+
+    def default(self) -> dict[str, Any]:
+        return {k.name: k.default for k in self.knobs}
+
+    def config(self, u: np.ndarray) -> dict[str, Any]:
+        return {k.name: k.value(x) for k, x in zip(self.knobs, u)}
+
+    def point(self, config: dict[str, Any]) -> np.ndarray:
+        return np.array([k.unit(config[k.name]) for k in self.knobs])
+
+    def key(self, config: dict[str, Any]) -> tuple:
+        """A configuration's identity (floats to 4 significant digits: nearer is the same configuration)."""
+        return tuple(float(f"{config[k.name]:.4g}") if isinstance(k, Float) else config[k.name] for k in self.knobs)
+
+    def check(self, config: dict[str, Any]) -> None:
+        """InputError naming the first knob that is unknown, missing or out of range."""
+        unknown = sorted(set(config) - set(self.names))
+        if unknown:
+            raise InputError(f"{unknown[0]}: not a knob of this space ({', '.join(self.names)})")
+        for k in self.knobs:
+            if k.name not in config:
+                raise InputError(f"{k.name}: missing")
+            problem = k.check(config[k.name])
+            if problem:
+                raise InputError(f"{k.name}: {config[k.name]!r} is not {problem}")
+
+    def random(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        return rng.random((n, len(self.knobs)))
+
+    def latin_hypercube(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """n points, one in each of n equal slices of every knob's range (McKay et al.)."""
+        d = len(self.knobs)
+        slices = np.stack([rng.permutation(n) for _ in range(d)], axis=1)
+        return (slices + rng.random((n, d))) / n

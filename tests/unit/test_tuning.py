@@ -1,0 +1,98 @@
+"""Configuration tuning (elasticity.tuning): the space, the loop (failed configurations are kept and never retried),
+the optimisers on a known surface, and the Spark-like response surfaces of `elastream bench tuning`."""
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+import pytest
+
+from elasticity.errors import InputError
+from elasticity.tuning.loop import EvaluationFailed, tune
+from elasticity.tuning.optimizers import OPTIMIZERS, BayesOpt, RandomSearch, expected_improvement
+from elasticity.tuning.problems import PROBLEMS, SPARK_SPACE
+from elasticity.tuning.space import Choice, ConfigSpace, Float, Int
+
+SPACE = ConfigSpace([Float("x", 0.01, 100.0, default=50.0, log=True), Int("n", 1, 64, default=1),
+                     Choice("mode", ("a", "b", "c"), default="a")])
+
+
+def bowl(config):
+    """Lowest (1.0) at x = 1, n = 16, mode b; n above 48 fails."""
+    if config["n"] > 48:
+        raise EvaluationFailed("out of memory")
+    return 1.0 + np.log10(config["x"]) ** 2 + (config["n"] - 16) ** 2 / 100 + (config["mode"] != "b")
+
+
+def test_a_point_and_its_configuration_map_onto_each_other_and_checks_name_the_knob():
+    assert SPACE.config(SPACE.point({"x": 1.0, "n": 16, "mode": "b"})) == {"x": pytest.approx(1.0), "n": 16,
+                                                                           "mode": "b"}
+    assert SPACE.config(np.ones(3))["x"] == 100.0 and SPACE.config(np.zeros(3))["x"] == 0.01
+    with pytest.raises(InputError, match="^n: 65 is not an integer in"):
+        SPACE.check({"x": 1.0, "n": 65, "mode": "a"})
+    with pytest.raises(InputError, match="^speed: not a knob"):
+        SPACE.check({"x": 1.0, "n": 1, "mode": "a", "speed": 2})
+    with pytest.raises(InputError, match="default"):
+        ConfigSpace([Int("n", 1, 4, default=9)])
+
+
+def test_latin_hypercube_puts_one_point_in_each_slice_of_every_knob():
+    u = SPACE.latin_hypercube(np.random.default_rng(1), 10)
+    for d in range(u.shape[1]):
+        assert sorted((u[:, d] * 10).astype(int)) == list(range(10))
+
+
+def test_the_loop_starts_from_the_default_records_failures_and_never_retries_them():
+    calls = []
+
+    def objective(config):
+        calls.append(SPACE.key(config))
+        return bowl(config)
+
+    result = tune(objective, SPACE, RandomSearch(SPACE, seed=3), budget=40)
+    assert result.trials[0].config == SPACE.default() and len(result.trials) == 40
+    failed = [t for t in result.trials if t.value is None]
+    assert failed and all(t.failed == "out of memory" for t in failed)
+    assert len(set(calls)) == len(calls)  # nothing evaluated twice, failed ones included
+    curve = result.best_so_far()
+    assert all(a >= b for a, b in zip(curve[1:], curve[2:])) and curve[-1] == result.best().value
+
+
+def test_a_small_space_ends_the_loop_when_every_configuration_was_tried():
+    tiny = ConfigSpace([Choice("mode", ("a", "b"), default="a")])
+    result = tune(lambda c: 1.0, tiny, RandomSearch(tiny, seed=0), budget=10)
+    assert len(result.trials) == 2
+    with pytest.raises(InputError, match="budget"):
+        tune(lambda c: 1.0, tiny, RandomSearch(tiny), budget=0)
+
+
+def test_expected_improvement_prefers_a_lower_mean_and_then_more_uncertainty():
+    ei = expected_improvement(np.array([0.5, 1.0, 1.0]), np.array([0.1, 0.1, 0.5]), best=1.0)
+    assert ei[0] > ei[2] > ei[1] > 0
+
+
+@pytest.mark.parametrize("method", sorted(OPTIMIZERS))
+def test_every_method_improves_on_the_default(method):
+    result = tune(bowl, SPACE, OPTIMIZERS[method](SPACE, seed=0), budget=30)
+    assert result.best().value < bowl(SPACE.default()) / 2
+
+
+def test_bayesian_optimisation_gets_closer_than_random_search_at_equal_budget():
+    finals = {m: statistics.median(tune(bowl, SPACE, cls(SPACE, seed=s), budget=25).best().value for s in range(5))
+              for m, cls in (("bo", BayesOpt), ("random", RandomSearch))}
+    assert finals["bo"] < finals["random"], finals
+
+
+def test_the_spark_like_surfaces_run_their_default_and_fail_for_the_reasons_spark_would():
+    default = SPARK_SPACE.default()
+    for problem in PROBLEMS.values():
+        assert problem.evaluate(default) > 0
+    job = PROBLEMS["wordcount"]
+    with pytest.raises(EvaluationFailed, match="cannot start: 18 cores"):
+        job.evaluate({**default, "executors": 6, "executor_cores": 3})
+    with pytest.raises(EvaluationFailed, match="out of memory"):
+        job.evaluate({**default, "executors": 1, "executor_memory_mb": 512})
+    with pytest.raises(EvaluationFailed, match="falls behind"):
+        job.evaluate({**default, "trigger_interval_s": 0.2})
+    fewer_partitions = {**default, "shuffle_partitions": 8, "executors": 4}
+    assert job.evaluate(fewer_partitions) < job.evaluate(default)  # 200 tasks a batch on 2 cores is overhead
