@@ -112,7 +112,7 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
     decision = _manual_override(autoscaler, job, spec, old) or autoscaler.scale()
     DECISIONS.labels(action=decision.action, guard=decision.guard or "").inc()
     realized = decision_realized(decision)
-    placement = place(namespace, name, spec, policy, autoscaler, rescaled=decision.changed)
+    placement = place(namespace, name, spec, policy, autoscaler, rescaled=realized)
     current = job.current()
 
     def change(fresh: dict[str, Any]) -> dict[str, Any]:

@@ -160,15 +160,19 @@ def follows(traffic_plan: TrafficPlan, executors: dict[Tasks, Executor], node_of
     return {frozenset(m): node_of_slot(*w) for w, m in live.items()} == planned
 
 
-def realize(nimbus, name: str, topology_id: str, traffic_plan: TrafficPlan | None, node_of_slot,
-            workers: int | None = None, timeout_s: float = 120.0) -> float:
-    """Rebalance with `traffic_plan` (None: hand the topology back to the default scheduler) and wait until
-    Nimbus shows it ACTIVE and laid out as planned. Returns the seconds that took; TimeoutError otherwise.
-    `workers`: the topology's new worker count, when the plan has another (it must match: Storm's default
-    scheduler re-spreads a topology that holds fewer workers than it asked for)."""
+def apply(nimbus, name: str, traffic_plan: TrafficPlan | None, workers: int | None = None) -> float:
+    """Rebalance with `traffic_plan` (None: hand the topology back to the default scheduler). Returns when the call
+    was made (monotonic seconds). `workers`: the topology's new worker count, when the plan has another (it must
+    match: Storm's default scheduler re-spreads a topology that holds fewer workers than it asked for)."""
     conf = default_conf() if traffic_plan is None else plan_conf(traffic_plan)
     t0 = time.monotonic()
     nimbus.rebalance(name, executors={}, workers=workers, wait_s=0, conf_overrides=json.dumps(conf))
+    return t0
+
+
+def wait_laid_out(nimbus, name: str, topology_id: str, traffic_plan: TrafficPlan | None, node_of_slot, t0: float,
+                  timeout_s: float = 120.0) -> float:
+    """Seconds from t0 until Nimbus shows the topology ACTIVE and laid out as planned; TimeoutError otherwise."""
     time.sleep(2.0)  # Nimbus shows the old layout until the rebalance's scheduling round
     while time.monotonic() - t0 < timeout_s:
         info = nimbus.info_by_id(topology_id)
@@ -178,3 +182,10 @@ def realize(nimbus, name: str, topology_id: str, traffic_plan: TrafficPlan | Non
         time.sleep(1.0)
     raise TimeoutError(f"topology {name} did not take its {'plan' if traffic_plan else 'default layout'} "
                        f"in {timeout_s:.0f}s")
+
+
+def realize(nimbus, name: str, topology_id: str, traffic_plan: TrafficPlan | None, node_of_slot,
+            workers: int | None = None, timeout_s: float = 120.0) -> float:
+    """apply() then wait_laid_out(): the seconds until Nimbus runs the layout."""
+    t0 = apply(nimbus, name, traffic_plan, workers)
+    return wait_laid_out(nimbus, name, topology_id, traffic_plan, node_of_slot, t0, timeout_s)

@@ -99,7 +99,8 @@ def bench_main(args: argparse.Namespace) -> int:
           f"{args.budget} evaluations each")
     results = run(problems, methods, seeds, args.budget)
     command = (f"elastream bench tuning --seeds {args.seeds} --seed-base {args.seed_base} --budget {args.budget}"
-               + (f" --methods {args.methods}" if args.methods != "bo,random,hillclimb" else ""))
+               + (f" --methods {args.methods}" if args.methods != "bo,random,hillclimb" else "")
+               + (f" --problems {args.problems}" if args.problems else ""))
     text = markdown(results, methods, seeds, args.budget, command)
     print("\n" + text)
     if args.json:

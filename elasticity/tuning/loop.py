@@ -3,6 +3,7 @@ that fails (it cannot start, or falls behind the offered rate) is recorded with 
 failed, and never tried again."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
@@ -63,6 +64,8 @@ def tune(objective: Callable[[dict[str, Any]], float], space: ConfigSpace, optim
             value, failed = float(objective(config)), None
         except EvaluationFailed as err:
             value, failed = None, str(err) or "failed"
+        if value is not None and not math.isfinite(value):
+            value, failed = None, f"the objective was {value}"
         trial = Trial(number, config, value, failed, round(time.monotonic() - t0, 3))
         optimizer.tell(config, value)
         result.trials.append(trial)

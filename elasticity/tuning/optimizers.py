@@ -100,6 +100,8 @@ class HillClimb(_Optimizer):
 
 
 class BayesOpt(_Optimizer):
+    """Objectives must be positive (a latency, a cost): the forest is fitted to their logarithm."""
+
     def __init__(self, space: ConfigSpace, seed: int = 0, starts: int = 5, trees: int = 50, pool: int = 600,
                  xi: float = 0.01):
         super().__init__(space, seed)
@@ -137,6 +139,7 @@ class BayesOpt(_Optimizer):
             one[np.arange(4 * d), dims] += 0.1 * self.rng.standard_normal(4 * d)
             local += [one] + [centre + s * self.rng.standard_normal((10, d)) for s in (0.03, 0.1)]
         return np.clip(np.vstack([self.space.random(self.rng, self.pool // 2), *local]), 0.0, 1.0)
+
 
 def expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float, xi: float = 0.0) -> np.ndarray:
     """E[max(best - xi - f, 0)] for f ~ N(mu, sigma²), minimising."""

@@ -95,6 +95,11 @@ class ConfigSpace:
             raise InputError(f"knob names repeat: {names}")
         self.knobs = list(knobs)
         for k in self.knobs:
+            if isinstance(k, (Int, Float)) and not (k.low <= k.high and (k.low > 0 or not k.log)):
+                raise InputError(f"{k.name}: the range [{k.low}, {k.high}] must have low <= high, and low > 0 "
+                                 "on a log scale")
+            if isinstance(k, Choice) and not k.values:
+                raise InputError(f"{k.name}: no values to choose from")
             if k.check(k.default):
                 raise InputError(f"{k.name}: the default {k.default!r} is not {k.check(k.default)}")
 

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 from controllers.placement_step import _place_app
 from elastream.engines.base import AppLayout
-from elastream.engines.storm.placement import StormPlacement, StormRelayout, scheduler_problem
+from elastream.engines.storm.placement import StormPlacement, scheduler_problem
+from elastream.engines.storm.relayout import StormRelayout
 from elasticity.adapters import InMemoryStateStore, ListEventSink, ManualClock
 from elasticity.autoscaler import JobAutoscaler
 from elasticity.config import PolicyConfig
@@ -46,7 +47,7 @@ class FakeNimbus:
     host, port = "nimbus", 6627
 
     def __init__(self, scheduler=SCHEDULER_CLASS):
-        self.scale, self.scheduler = 1, scheduler
+        self.scale, self.scheduler, self.rebalances = 1, scheduler, []
         self.port_of = {1: 7001, 2: 7001, 3: 7002, 4: 7002}  # task -> worker port: one worker per supervisor
 
     def run(self, plan):
@@ -69,6 +70,9 @@ class FakeNimbus:
             T.SupervisorSummary(host=host, supervisor_id=sid, num_workers=2,
                                 num_used_workers=sum(1 for p in set(self.port_of.values()) if _host(p) == host))
             for sid, host in SUPERVISORS.items()])
+
+    def rebalance(self, name, executors, workers, wait_s, conf_overrides=None):
+        self.rebalances.append(json.loads(conf_overrides))
 
     def workers_by_id(self, topology_id):
         sid = {host: sid for sid, host in SUPERVISORS.items()}
@@ -101,7 +105,7 @@ def test_it_measures_two_readings_of_a_layout_then_plans_and_moves_when_it_pays(
     assert status["nodesUsed"] == 1 and set(status["executors"].values()) <= {"10.0.0.1", "10.0.0.2"}
     assert planned.moves and isinstance(planned.mover, StormRelayout) and "between nodes 17.5 -> 0.0" in planned.why
     nimbus.run(planned.mover.plan)  # the relayout, as Nimbus would do it; then the mover reports it applied
-    planned.mover.on_applied()
+    planned.mover.on_applied(planned.mover.plan)
     now[0] += 10
     assert "first reading" in placement.layout("ns", "app", None, policy).status["message"]
     now[0] += 20
@@ -150,3 +154,17 @@ def test_the_controller_applies_a_whole_plan_as_one_rescale_and_waits_after_a_re
     assert moved["lastMove"]["executors"] == ["a[1-1]", "b[2-3]"] and mover.calls == [["a[1-1]", "b[2-3]"]]
     assert autoscaler.state.rescale_times == [1000.0]
     json.dumps(moved)  # status is plain data
+
+
+def test_a_plan_nimbus_does_not_run_in_time_still_counts_as_the_rescale_it_was():
+    """The rebalance restarted the workers: the move is reported, so the guards hold the next one off."""
+    nimbus, now = FakeNimbus(), [0.0]
+    placement = _placement(nimbus, lambda: now[0])
+    policy = SimpleNamespace(placement="elastream")
+    placement.layout("ns", "app", None, policy)
+    now[0], nimbus.scale = 20.0, 2
+    planned = placement.layout("ns", "app", None, policy)
+    planned.mover.timeout_s = 0.0  # Nimbus keeps the old layout (the fake never moves it)
+    assert planned.mover.move("app", planned.moves) == planned.moves
+    assert nimbus.rebalances[0]["elastream.placement.plan"]["workers"]  # the plan went to Nimbus
+    assert placement.apps["ns/app"].applied is None  # ...but it is not the layout in effect

@@ -96,3 +96,10 @@ def test_the_spark_like_surfaces_run_their_default_and_fail_for_the_reasons_spar
         job.evaluate({**default, "trigger_interval_s": 0.2})
     fewer_partitions = {**default, "shuffle_partitions": 8, "executors": 4}
     assert job.evaluate(fewer_partitions) < job.evaluate(default)  # 200 tasks a batch on 2 cores is overhead
+
+
+def test_bad_ranges_and_non_finite_objectives_are_named():
+    with pytest.raises(InputError, match="^x: the range"):
+        ConfigSpace([Float("x", 0.0, 1.0, default=0.5, log=True)])
+    result = tune(lambda c: float("nan"), SPACE, RandomSearch(SPACE), budget=2)
+    assert result.best() is None and result.trials[0].failed == "the objective was nan"
