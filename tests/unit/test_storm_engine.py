@@ -103,7 +103,10 @@ def test_the_realizer_rebalances_only_the_components_that_change_and_records_the
     assert nimbus.calls[0] == ("rebalance", "wc-topo", {"count": 6}, 2)
     assert nimbus.calls[1][0] == "wait" and nimbus.calls[1][2] == {"split": 1, "count": 6}
     assert seen[0].layout_s == 3.5 and r.history == seen
-    assert json.loads(nimbus.confs[0]) == {"elastream.placement.plan": {"workers": []}}  # a placement plan ends
+    assert nimbus.confs == [None]  # not placed: the topology conf stays as it is
+    placed = RebalanceRealizer(nimbus, "wc-topo", 4, (1, 4), ends_plan=True)
+    placed.realize("wc", d)
+    assert json.loads(nimbus.confs[1]) == {"elastream.placement.plan": {"workers": []}}  # a rescale ends the plan
 
 
 def test_storm_bounds_come_from_max_parallelism_not_workers():

@@ -29,7 +29,7 @@ def nimbus_address(namespace: str, name: str, spec: StreamAppSpec) -> tuple[str,
 class StormOperatorJob:
     def __init__(self, namespace: str, name: str, spec: StreamAppSpec, policy: ElasticityPolicySpec):
         host, port = nimbus_address(namespace, name, spec)
-        self.namespace, self.name = namespace, name
+        self.namespace, self.name, self.placed = namespace, name, policy.placement != "none"
         self.spec, self.topology = spec.storm, spec.storm.topology_name(name)
         self.nimbus = NimbusClient(host, port, timeout_s=10)
         self.metrics = PrometheusStormSource(PrometheusClient(policy.metrics.prometheus.url), name,
@@ -53,7 +53,7 @@ class StormOperatorJob:
         if supervisors is not None:
             hooks = {"before": supervisors.before, "after": supervisors.after}
         return RebalanceRealizer(self.nimbus, self.topology, self.spec.executors_per_worker, (w.min, w.max),
-                                 on_rebalance=_observe, **hooks)
+                                 on_rebalance=_observe, ends_plan=self.placed, **hooks)
 
     def current(self) -> dict[str, int] | None:
         """Executors per component as Nimbus has them now (fresher than the last scrape)."""

@@ -54,6 +54,9 @@ class RebalanceRealizer:
     # worker count before the rebalance (add the slots it needs, or drop the supervisors it will not use) and after
     before: Callable[[int], None] | None = None
     after: Callable[[int], None] | None = None
+    # the app is placed (spec.placement): a rescale ends its plan, whose executors no longer exist as planned, and
+    # Storm's default scheduler lays out the new ones until the next plan
+    ends_plan: bool = False
     history: list[Rebalance] = field(default_factory=list)
 
     def realize(self, job: str, decision: Decision) -> float | None:
@@ -64,10 +67,11 @@ class RebalanceRealizer:
         wait_stall = self.stall_probe() if self.stall_probe is not None else None
         t0 = time.monotonic()
         try:
-            # the new executors are not the placement plan's (if any): Storm's default scheduler lays them out, and
-            # the placement step plans the new layout once it is measured
-            self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0,
-                                  conf_overrides=json.dumps(default_conf()))
+            if self.ends_plan:
+                self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0,
+                                      conf_overrides=json.dumps(default_conf()))
+            else:
+                self.nimbus.rebalance(self.topology, executors=changed, workers=workers, wait_s=0)
             layout_s = self.nimbus.wait_rebalanced(self.topology, executors=decision.targets, workers=workers,
                                                    timeout_s=self.timeout_s)
         except ConnectionError as err:  # the client's NimbusUnavailable is a ConnectionError
