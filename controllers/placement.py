@@ -25,7 +25,6 @@ from kubernetes.client.rest import ApiException
 from prometheus_client import Gauge
 
 from controllers import kube
-from elastream.engines import engine_for
 from elastream.engines.base import MetricsUnavailable
 from elastream.engines.nodes import cpu_left, pod_ref, requested_cpu, usable_node
 from elastream.engines.prometheus import PrometheusClient
@@ -269,13 +268,9 @@ def cluster_placement() -> ClusterPlacement:
     return _INSTANCE[0]
 
 
-def register_app(namespace: str, name: str, spec, policy) -> str | None:
-    """Register an app whose policy asks for placement; returns why it cannot be placed, or None."""
+def register_app(namespace: str, name: str, spec, policy, engine_placement) -> str | None:
+    """Register an app whose policy asks for placement across apps; returns why it cannot be placed, or None."""
     planner = cluster_placement()
-    engine_placement = engine_for(spec).placement()
-    if policy.placement == "none":
-        planner.forget(namespace, name)
-        return None
     if engine_placement is None:
         planner.forget(namespace, name)
         return f"spec.placement: the operator does not place {spec.engine} executors"

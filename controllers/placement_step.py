@@ -29,7 +29,7 @@ def place(namespace: str, name: str, spec, policy, autoscaler: JobAutoscaler, re
         return None
     if placement is not None and placement.scope == "app":
         return _place_app(placement, namespace, name, spec, policy, autoscaler, rescaled)
-    why = register_app(namespace, name, spec, policy)
+    why = register_app(namespace, name, spec, policy, placement)
     if why:
         return {"algorithm": policy.placement, "message": why}
     planner = cluster_placement()

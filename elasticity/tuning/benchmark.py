@@ -87,6 +87,9 @@ def markdown(results: dict[str, Any], methods: list[str], seeds: list[int], budg
 
 
 def bench_main(args: argparse.Namespace) -> int:
+    if min(args.seeds, args.budget) < 1:
+        print("error: --seeds and --budget must be at least 1")
+        return 2
     methods = args.methods.split(",")
     problems = args.problems.split(",") if args.problems else list(PROBLEMS)
     unknown = [m for m in methods if m not in OPTIMIZERS] + [p for p in problems if p not in PROBLEMS]

@@ -203,27 +203,14 @@ def _run_placement(args: argparse.Namespace) -> int:
     return rc
 
 
-def _run_tuning(args: argparse.Namespace) -> int:
-    from elasticity.tuning.benchmark import bench_main
-
-    if min(args.seeds, args.budget) < 1:
-        print("error: --seeds and --budget must be at least 1")
-        return 2
-    rc = bench_main(args)
-    if rc == 0 and not args.no_docs:
-        from elastream.benchdoc import write_section
-
-        print(f"\nwrote the 'tuning' section of {write_section('tuning', args.docs_markdown)}")
-    return rc
-
-
-def _docs_bench(module: str, section: str):
-    """A handler for a bench whose `bench_main` leaves its markdown in args.docs_markdown, written with --docs."""
+def _docs_bench(module: str, section: str, by_default: bool = False):
+    """A handler for a bench whose `bench_main` leaves its markdown in args.docs_markdown, written with --docs (or,
+    `by_default`, unless --no-docs)."""
     def handler(args: argparse.Namespace) -> int:
         import importlib
 
         rc = importlib.import_module(module).bench_main(args)
-        if rc == 0 and args.docs:
+        if rc == 0 and (not args.no_docs if by_default else args.docs):
             from elastream.benchdoc import write_section
 
             print(f"\nwrote the {section!r} section of {write_section(section, args.docs_markdown)}")
@@ -236,3 +223,4 @@ _run_operator = _docs_bench("elastream.bench_operator.run", "operator")
 _run_storm_rebalance = _docs_bench("elastream.bench_storm", "storm-rebalance")
 _run_storm_placement = _docs_bench("elastream.bench_storm_placement", "storm-placement")
 _run_consolidation = _docs_bench("elastream.bench_consolidation.run", "consolidation")
+_run_tuning = _docs_bench("elasticity.tuning.benchmark", "tuning", by_default=True)
