@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -72,6 +73,34 @@ APPS: dict[str, App] = {
 
 
 OUTPUT_MODES = ("append", "update", "complete")
+
+
+class _Hold:
+    """The per-record wait of with_record_cost. It sleeps once at least 2 ms are owed: a sleep overshoots by tens of
+    microseconds, so one per record would wait longer than asked; what it overshoots is counted as paid."""
+
+    SLICE_S = 0.002
+
+    def __init__(self, seconds: float):
+        self.seconds, self.owed = seconds, 0.0
+
+    def __call__(self, seq):
+        self.owed += self.seconds
+        if self.owed >= self.SLICE_S:
+            started = time.monotonic()
+            time.sleep(self.owed)
+            self.owed -= time.monotonic() - started
+        return seq
+
+
+def with_record_cost(df: DataFrame, seconds: float) -> DataFrame:
+    """The same rows, each holding its task for `seconds`, as a call to an outside service per record would (an
+    enrichment lookup). It waits rather than computes, so one task slot carries at most 1/seconds records/s on any
+    machine: a job's capacity per executor core is known, and more executors raise it. A plain Python UDF (not an
+    Arrow one, which would need pandas in the image) over `seq`, which every app keeps."""
+    if seconds <= 0:
+        return df
+    return df.withColumn("seq", F.udf(_Hold(seconds), "long", useArrow=False)("seq"))
 
 
 def from_file(path: str, args: list[str]) -> App:

@@ -17,8 +17,8 @@ import numpy as np
 
 PROFILES = ("constant", "step", "sinusoid", "trace")
 SINUSOID_SLICES = 200  # slices per period; each slice offers the exact integral of the sine over it
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)")
-_UNIT = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(us|ms|s|m|h)")
+_UNIT = {"us": 1e-6, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 def parse_duration(text: str | float | int) -> float:

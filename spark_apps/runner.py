@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from spark_apps import sink
-from spark_apps.apps import APPS, AppOptions, from_file
+from spark_apps.apps import APPS, AppOptions, from_file, with_record_cost
 from spark_apps.control import ControlServer, NotPossible
 from spark_apps.executors import InPlaceExecutors, in_place_possible, local_threads
 from spark_apps.metrics import Listener, Metrics, observe_input, planned_end
@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--kafka-starting-offsets", choices=["earliest", "latest"], default="latest")
     app = p.add_argument_group("app options")
     app.add_argument("--window", default="10s", help="fixwindow: window length")
+    app.add_argument("--record-cost", default="0s",
+                     help="time each input record holds the task that reads it, as a per-record call to an outside service "
+                          "would (waits, does not compute), e.g. 250us; 0s: none")
     app.add_argument("--repartition", type=int, help="repartition: partitions after the shuffle (default: shuffle partitions)")
     srv = p.add_argument_group("endpoints")
     srv.add_argument("--metrics-port", type=int, default=9108, help="Prometheus /metrics port")
@@ -168,6 +171,7 @@ class Runner:
         self.query_name = args.query_name or self.app.name
         self.source = source_config(args)
         self.window = parse_duration(args.window)
+        self.record_cost = parse_duration(args.record_cost)
         self.trigger = parse_duration(args.trigger)
         run_dir = run_directory(args.checkpoint, args.sink)
         prepare_directories(args.checkpoint, args.sink, run_dir)
@@ -320,7 +324,8 @@ class Runner:
         from spark_apps import source
 
         app = self.app
-        df = observe_input(source.load(self.spark, self.source, self.run_info["start_us"]))
+        df = with_record_cost(observe_input(source.load(self.spark, self.source, self.run_info["start_us"])),
+                              self.record_cost)
         opts = AppOptions(partitions=self.args.repartition or self.args.shuffle_partitions, window=self.window)
         out = app.build(df, opts)
         writer = (out.writeStream.queryName(self.query_name).outputMode(app.output_mode)

@@ -42,6 +42,10 @@ class Application(ApiModel):
         f"in the image, or on the shared volume under {DATA_PATH}")
     args: list[Annotated[str, Field(max_length=4096)]] = Field(
         default_factory=list, max_length=64, description="arguments passed to the file's build()")
+    record_cost: Duration | None = Field(
+        None, description="time each input record holds the task that reads it, as a call to an outside service per record "
+        "would (it waits, it does not compute), e.g. 250us: one executor core then carries at most 1/recordCost "
+        "records/s on any machine. Unset: none")
 
 
 class ExecutorRange(ApiModel):

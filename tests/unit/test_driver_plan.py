@@ -88,3 +88,30 @@ def test_a_driver_the_scheduler_cannot_place_says_why():
     status = driver_status(status, DriverAction("keep", ""), crashing, 1)
     assert get_condition(status["conditions"], "Progressing")["message"] == (
         "the driver container is waiting: CrashLoopBackOff: back-off 40s restarting failed container")
+
+
+def test_a_crash_looping_driver_says_how_its_last_run_ended():
+    tail = ("INFO starting\nERROR Utils: uncaught exception\nTraceback (most recent call last):\n"
+            "checkpoint /data/cp belongs to a run with different source; use a new checkpoint directory\n"
+            "26/11/25 05:51:43 INFO py4j.clientserver: Closing down clientserver connection\n")
+    crashing = pod(containerStatuses=[{"name": "driver",
+                                       "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}},
+                                       "lastState": {"terminated": {"exitCode": 1, "message": tail}}}])
+    created = driver_status({}, DriverAction("create", "created the driver pod"), None, 1)
+    message = get_condition(driver_status(created, DriverAction("keep", ""), crashing, 1)["conditions"],
+                            "Progressing")["message"]
+    assert message == ("the driver container is waiting: CrashLoopBackOff: back-off 40s; last run exited 1: "
+                       "checkpoint /data/cp belongs to a run with different source; use a new checkpoint directory")
+    assert driver_pod_has_log_fallback()
+
+
+def driver_pod_has_log_fallback() -> bool:
+    from elastream.api.manifests import parse_manifest
+    from elastream.engines.spark.managed import driver_pod
+    from tests.manifests import example
+
+    doc = example("StreamApp")
+    _, _, spec = parse_manifest(doc)
+    body = {**doc, "metadata": {"name": "wordcount", "namespace": "default", "uid": "u"}}
+    (container,) = driver_pod(body, spec)["spec"]["containers"]
+    return container["terminationMessagePolicy"] == "FallbackToLogsOnError"

@@ -16,6 +16,7 @@ import yaml
 
 from elastream.api.streamapp import DATA_PATH, StreamAppSpec
 from elastream.engines.owners import LABEL_APP, LABEL_ROLE, object_meta as _meta, owner_reference, selector  # noqa: F401
+from elastream.engines.pods import TERMINATION_MESSAGE_POLICY
 from elastream.engines.spark.runner_args import runner_args
 
 METRICS_PORT = 9108
@@ -235,6 +236,7 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
                              {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True},
                              {"name": VOLUME, "mountPath": DATA_PATH}],
             "readinessProbe": {"httpGet": {"path": "/healthz", "port": CONTROL_PORT}, "periodSeconds": 10},
+            "terminationMessagePolicy": TERMINATION_MESSAGE_POLICY,
         }],
         "volumes": [{"name": "config", "configMap": {"name": n["configMap"]}},
                     {"name": "token", "secret": {"secretName": n["secret"]}},

@@ -31,9 +31,10 @@ def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str,
 def _application_args(spec: StreamAppSpec) -> list[str]:
     """A built-in app by name, or a file with its arguments (`=` keeps an argument that starts with - a value)."""
     application = spec.spark.application
+    cost = ["--record-cost", application.record_cost] if application.record_cost else []
     if application.file is None:
-        return ["--app", application.builtin]
-    return ["--app-file", application.file, *(f"--app-arg={arg}" for arg in application.args)]
+        return ["--app", application.builtin, *cost]
+    return ["--app-file", application.file, *(f"--app-arg={arg}" for arg in application.args), *cost]
 
 
 def _source_args(spec: StreamAppSpec) -> list[str]:

@@ -26,6 +26,7 @@ import yaml
 
 from elastream.api.streamapp import DATA_PATH, StreamAppSpec
 from elastream.engines.owners import LABEL_APP, LABEL_ROLE, object_meta as _meta, owner_reference
+from elastream.engines.pods import TERMINATION_MESSAGE_POLICY
 from storm_apps.distribution import SCHEDULER_CLASS
 
 ZOOKEEPER_PORT = 2181
@@ -174,6 +175,7 @@ def _container(spec: StreamAppSpec, name: str, args: list[str], memory_mi: int, 
                mounts=None, probe=None) -> dict[str, Any]:
     c: dict[str, Any] = {
         "name": name, "image": spec.storm.image, "imagePullPolicy": spec.storm.image_pull_policy, "args": args,
+        "terminationMessagePolicy": TERMINATION_MESSAGE_POLICY,
         "env": [{"name": "STORM_CONF_DIR", "value": CONF_DIR}, {"name": "STORM_STATE_DIR", "value": STATE_DIR},
                 *(env or [])],
         "resources": {"requests": {"cpu": CPU_REQUEST, "memory": f"{memory_mi}Mi"}},
