@@ -34,9 +34,9 @@ APP = "wordcount"
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
     spec = StreamAppSpec.model_validate({"engine": "spark", "spark": {
-        "application": {"builtin": "wordcount"}, "executor": {"cores": 1, "memory": "768m"},
+        "application": {"builtin": "wordcount", "recordCost": "250us"}, "executor": {"cores": 1, "memory": "768m"},
         "executors": {"initial": 1, "min": 1, "max": 2}, "maxParallelism": 4,
-        "source": {"type": "generator", "generator": {"profile": "step", "rate": 300, "peakRate": 6000, "period": "60s"}}}})
+        "source": {"type": "generator", "generator": {"profile": "step", "rate": 300, "peakRate": 5000, "period": "60s"}}}})
     running = LocalJob(LocalApp(APP, spec, ElasticityPolicySpec(), "e2e"), tmp_path_factory.mktemp("job"), LOAD_S)
     running.start()
     yield running

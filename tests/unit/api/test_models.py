@@ -11,7 +11,7 @@ from tests.manifests import MALFORMED, example, malformed
 def test_examples_parse_with_defaults():
     kind, name, spec = parse_manifest(example("StreamApp"))
     assert (kind, name) == ("StreamApp", "wordcount")
-    assert spec.spark.executors.max == 2 and spec.spark.source.generator.peak_rate == 6000
+    assert spec.spark.executors.max == 2 and spec.spark.source.generator.peak_rate == 5000 and spec.spark.application.record_cost == "250us"
     _, _, policy = parse_manifest(example("ElasticityPolicy"))
     assert policy.scale_down.delay == "20s" and policy.metrics.prometheus.queries.latency_p99.startswith("max(")
 
