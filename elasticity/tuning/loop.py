@@ -48,11 +48,13 @@ class TuningResult:
 
 
 def tune(objective: Callable[[dict[str, Any]], float], space: ConfigSpace, optimizer, budget: int,
-         on_trial: Callable[[Trial, TuningResult], None] | None = None) -> TuningResult:
-    """Run `budget` evaluations of `objective` (raises EvaluationFailed for a failed configuration)."""
+         on_trial: Callable[[Trial, TuningResult], None] | None = None,
+         result: TuningResult | None = None) -> TuningResult:
+    """Run `budget` evaluations of `objective` (raises EvaluationFailed for a failed configuration). The trials go
+    into `result` as they end, so a caller that passes one keeps them when a run is interrupted."""
     if budget < 1:
         raise InputError(f"budget: at least 1 evaluation, not {budget}")
-    result = TuningResult()
+    result = result if result is not None else TuningResult()
     for number in range(1, budget + 1):
         try:
             config = optimizer.ask()

@@ -3,7 +3,7 @@ scale where a knob says so); `config()` turns a point into values and `point()` 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -109,6 +109,10 @@ class ConfigSpace:
 
     def default(self) -> dict[str, Any]:
         return {k.name: k.default for k in self.knobs}
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The knobs as plain data (a report's record of what was searched)."""
+        return [{"type": type(k).__name__.lower(), **asdict(k)} for k in self.knobs]
 
     def config(self, u: np.ndarray) -> dict[str, Any]:
         return {k.name: k.value(x) for k, x in zip(self.knobs, u)}

@@ -90,6 +90,9 @@ class Source(ApiModel):
     type: Literal["generator", "kafka"] = Field("generator", description="where records come from")
     generator: GeneratorSource = Field(default_factory=GeneratorSource)
     kafka: KafkaSource | None = None
+    max_records_per_trigger: int | None = Field(
+        None, ge=1, le=1_000_000_000, description="admission control: the most records one micro-batch reads "
+        "(Kafka: maxOffsetsPerTrigger); the rest waits as backlog. Unset: everything offered. Fixed by the checkpoint")
 
 
 class Storage(ApiModel):

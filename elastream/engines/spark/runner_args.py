@@ -42,10 +42,14 @@ def _source_args(spec: StreamAppSpec) -> list[str]:
     if source.type == "kafka":
         k = source.kafka
         return ["--source", "kafka", "--kafka-bootstrap-servers", k.bootstrap_servers, "--kafka-topic", k.topic,
-                "--kafka-starting-offsets", k.starting_offsets]
+                "--kafka-starting-offsets", k.starting_offsets, *_admission_args(source)]
     gen = source.generator
     args = ["--source", "generator", "--profile", gen.profile, "--rate", str(gen.rate)]
     for flag, value in (("--peak-rate", gen.peak_rate), ("--period", gen.period), ("--trace", gen.trace)):
         if value is not None:
             args += [flag, str(value)]
-    return args
+    return args + _admission_args(source)
+
+
+def _admission_args(source) -> list[str]:
+    return [] if source.max_records_per_trigger is None else ["--max-records-per-batch", str(source.max_records_per_trigger)]
