@@ -26,7 +26,9 @@ def test_record_cost_reaches_the_runner():
 
 
 def test_no_record_cost_passes_nothing():
-    _, name, spec = parse_manifest(example("StreamApp"))
+    doc = example("StreamApp")
+    doc["spec"]["spark"]["application"].pop("recordCost", None)
+    _, name, spec = parse_manifest(doc)
     args = runner_args(name, spec, master="local[1]", checkpoint="/c", sink="/s", metrics_port=1, control_port=2,
                        token_file="/t")
     assert "--record-cost" not in args
