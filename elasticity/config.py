@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-ALGORITHMS = ("elastream", "ds2", "mestream", "hpa", "static")
+ALGORITHMS = ("elastream", "ds2", "mestream", "hpa", "rl", "static")
 DEFAULT_SCALE_DOWN_DELAY_S = 600.0
 
 
@@ -16,7 +16,7 @@ class PolicyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=True)
 
     # --- what decides ---------------------------------------------------------------------------------
-    algorithm: Literal["elastream", "ds2", "mestream", "hpa", "static"] = "elastream"
+    algorithm: Literal["elastream", "ds2", "mestream", "hpa", "rl", "static"] = "elastream"
     mode: Literal["auto", "advisor"] = "auto"
     # when to act: "regression" = Me-Stream threshold function on (timestamp, latency);
     # "rate" = busy fraction / rates. None = the algorithm's own (mestream: regression, others: rate).

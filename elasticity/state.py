@@ -1,7 +1,7 @@
 """The autoscaler's memory between evaluations (JSON-able; saved through the StateStore port)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from elasticity.model import JobObservation
@@ -23,7 +23,8 @@ class AutoscalerState:
         return [JobObservation.from_dict(d) for d in self.history]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # a plain copy, as dataclasses.asdict gives, without its per-leaf deepcopy: saved at every evaluation
+        return {f.name: _plain_copy(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> "AutoscalerState":
@@ -31,3 +32,12 @@ class AutoscalerState:
             return cls()
         known = cls.__dataclass_fields__.keys()
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _plain_copy(x: Any) -> Any:
+    """A deep copy of JSON-like data (dicts, lists, tuples of numbers, strings, None)."""
+    if isinstance(x, dict):
+        return {k: _plain_copy(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain_copy(v) for v in x)
+    return x

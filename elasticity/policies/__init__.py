@@ -7,6 +7,7 @@ from elasticity.policies.ds2 import DS2Policy
 from elasticity.policies.elastream import ElastreamPolicy
 from elasticity.policies.hpa import HPAPolicy
 from elasticity.policies.mestream import MeStreamPolicy
+from elasticity.policies.rl import RLPolicy
 from elasticity.policies.static import StaticPolicy
 
 REGISTRY = {
@@ -14,6 +15,7 @@ REGISTRY = {
     "ds2": DS2Policy,
     "mestream": MeStreamPolicy,
     "hpa": HPAPolicy,
+    "rl": RLPolicy,
     "static": StaticPolicy,
 }
 

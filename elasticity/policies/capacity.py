@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from elasticity.policies.forecast import theil_sen
+
+if TYPE_CHECKING:
+    from elasticity.policies.base import PolicyContext
 
 
 def effective_parallelism(p: int, key_groups: int | None) -> float:
@@ -84,3 +88,27 @@ def estimate_capacity(points: list[list[float]], current_p: int, fallback: float
     if flat and max(flat) > est.value:
         est = CapacityEstimate(max(flat), "floor", est.overhead)
     return est
+
+
+def track_capacities(ctx: "PolicyContext", max_points: int = 60) -> dict[str, CapacityEstimate]:
+    """Per stage, the capacity of one instance (`estimate_capacity`) from the scrapes kept in the policy's memory
+    under "capacity_points" (the last `max_points`); scrapes that saw the last rescale's pause or warm-up are
+    left out."""
+    cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
+    pts_mem: dict[str, list] = mem.setdefault("capacity_points", {})
+    settle = cfg.evaluation_interval_s * 2.0
+    fresh = ctx.last_rescale_at is None or obs.timestamp > ctx.last_rescale_at + settle
+    out = {}
+    for s in obs.stages:
+        p = int(s.parallelism)
+        pts = [q for q in pts_mem.get(s.name, []) if q[0] < obs.timestamp]
+        u = s.utilization()
+        if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
+            eff = effective_parallelism(p, s.max_parallelism)
+            flat = float(s.backlog or 0) > float(s.input_rate or 0) * 1.0 and u >= 0.9
+            pts.append([obs.timestamp, float(s.processing_rate) / p, u, p, eff, 1.0 if flat else 0.0])
+        pts = pts[-max_points:]
+        pts_mem[s.name] = pts
+        fallback = (s.true_processing_rate() or 0.0) / p
+        out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression)
+    return out

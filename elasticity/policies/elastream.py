@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from elasticity.model import JobObservation, fmt_count, fmt_rate
 from elasticity.policies.base import PolicyContext, Proposal, stage_bound
-from elasticity.policies.capacity import CapacityEstimate, effective_parallelism, estimate_capacity, least_parallelism
+from elasticity.policies.capacity import (CapacityEstimate, effective_parallelism, least_parallelism,
+                                          track_capacities)
 from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios
 from elasticity.policies.rates import StageRates, target_rates
 
@@ -54,24 +55,7 @@ class ElastreamPolicy:
 
     # --- capacity -------------------------------------------------------------------------------------------
     def _capacities(self, ctx: PolicyContext) -> dict[str, CapacityEstimate]:
-        cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
-        pts_mem: dict[str, list] = mem.setdefault("capacity_points", {})
-        settle = cfg.evaluation_interval_s * 2.0  # scrapes that saw the pause or the warm-up are left out
-        fresh = ctx.last_rescale_at is None or obs.timestamp > ctx.last_rescale_at + settle
-        out = {}
-        for s in obs.stages:
-            p = int(s.parallelism)
-            pts = [q for q in pts_mem.get(s.name, []) if q[0] < obs.timestamp]
-            u = s.utilization()
-            if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
-                eff = effective_parallelism(p, s.max_parallelism)
-                flat = float(s.backlog or 0) > float(s.input_rate or 0) * 1.0 and u >= 0.9
-                pts.append([obs.timestamp, float(s.processing_rate) / p, u, p, eff, 1.0 if flat else 0.0])
-            pts = pts[-self.MAX_POINTS:]
-            pts_mem[s.name] = pts
-            fallback = (s.true_processing_rate() or 0.0) / p
-            out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression)
-        return out
+        return track_capacities(ctx, self.MAX_POINTS)
 
     # --- bursts ---------------------------------------------------------------------------------------------
     def _bursts(self, ctx: PolicyContext, rates: list) -> dict[str, float]:

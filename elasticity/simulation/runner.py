@@ -11,12 +11,12 @@ from elasticity.autoscaler import JobAutoscaler
 from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
 from elasticity.model import Decision
-from elasticity.policies import REGISTRY
+from elasticity.policies import REGISTRY, Policy
 from elasticity.simulation.job import SimulatedJob, Timeline
 from elasticity.simulation.oracle import Oracle
 from elasticity.simulation.scenarios import Scenario
 
-POLICIES = ("static", "hpa", "ds2", "mestream", "elastream", "oracle")
+POLICIES = ("static", "hpa", "ds2", "mestream", "elastream", "rl", "oracle")
 # How a scenario's job is sized at t = 0, the same for every policy (oracle and static included):
 # "as-deployed" — each stage carries the first rate at 70 % utilization, as a user sizes a job (the benchmark's
 #   criteria use this start); "right-sized" — the parallelism the oracle itself picks for the first step (the
@@ -47,7 +47,9 @@ def summarize(tl: Timeline, dt: float, latency_target_s: float, rescales: int) -
 
 
 def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, seed: int | None = None,
-        keep_decisions: bool = False, start: str = "as-deployed") -> SimResult:
+        keep_decisions: bool = False, start: str = "as-deployed", agent: Policy | None = None) -> SimResult:
+    """Simulate `scenario` under `policy`; `agent` runs a policy object in its place (rl training tries
+    candidate weights this way)."""
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
     if start not in STARTS:
@@ -71,7 +73,7 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
     else:
         clock = ManualClock(0.0)
         scaler = JobAutoscaler(spec.name, cfg, metrics=job, realizer=job, store=InMemoryStateStore(),
-                               events=ListEventSink(), clock=clock)
+                               events=ListEventSink(), clock=clock, policy=agent)
         every = max(1, int(round(cfg.evaluation_interval_s / scenario.dt)))
         for k in range(job.n):
             job.step()

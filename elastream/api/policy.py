@@ -132,7 +132,7 @@ class ElasticityPolicySpec(ApiModel):
     )
 
     mode: Literal["auto", "advisor"] = Field("auto", description="auto rescales; advisor only reports what it would do")
-    algorithm: Literal["elastream", "ds2", "mestream", "hpa", "static"] = Field(
+    algorithm: Literal["elastream", "ds2", "mestream", "hpa", "rl", "static"] = Field(
         "elastream", description="the planner that picks the parallelism"
     )
     detector: Literal["regression", "rate"] | None = Field(

@@ -16,7 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--trace", metavar="FILE.csv",
                      help="a CSV load trace with header time,rate (time in seconds or ISO-8601; at most 500000 rows, "
                      "7 days and 32 MiB: a larger trace is refused, naming the limit)")
-    p.add_argument("--policy", default="elastream", help="static | hpa | ds2 | mestream | elastream | oracle")
+    p.add_argument("--policy", default="elastream", help="static | hpa | ds2 | mestream | elastream | rl | oracle")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--start", choices=["as-deployed", "right-sized"], default="as-deployed",

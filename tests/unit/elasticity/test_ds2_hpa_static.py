@@ -65,5 +65,5 @@ def test_hpa_scale_down_stabilization_takes_the_highest_recent_recommendation():
 def test_static_never_changes_and_unknown_policy_lists_valid_names():
     o = obs(stage(p=3, busy=1.0, backlog=1e6))
     assert get_policy("static").propose(ctx(o)).targets == {"src": 3}
-    with pytest.raises(InputError, match="valid: elastream, ds2, mestream, hpa, static"):
+    with pytest.raises(InputError, match="valid: elastream, ds2, mestream, hpa, rl, static"):
         get_policy("nope")

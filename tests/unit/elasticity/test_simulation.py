@@ -211,7 +211,7 @@ def test_simulate_cli_with_trace_json_and_plot(tmp_path, capsys):
 
 
 def test_simulate_cli_errors():
-    with pytest.raises(InputError, match="valid: static, hpa, ds2, mestream, elastream, oracle"):
+    with pytest.raises(InputError, match="valid: static, hpa, ds2, mestream, elastream, rl, oracle"):
         simulate_main(argparse.Namespace(scenario="step", trace=None, policy="magic", seed=0, json=None, plot=None))
     with pytest.raises(InputError, match="valid: stationary, step"):
         get_scenario("nope")
