@@ -35,7 +35,8 @@ class TrialLoad:
     rate: float  # records/s, constant
     executors: int
     measure_s: float = 30.0
-    catch_up_s: float = 90.0  # after the first batch, how long the start-up backlog may take to work off
+    catch_up_s: float = 300.0  # after the first batch, the longest the start-up backlog may take to work off
+    shrink_s: float = 45.0  # ... as long as it shrinks over this long
     start_timeout_s: float = 240.0  # until the first batch
     behind_share: float = 0.05  # backlog growth over the window, as a share of what was offered, that is falling behind
 
@@ -69,6 +70,10 @@ def measure(batches: list[Batch], rate: float, trigger_s: float, load: TrialLoad
         if batches[-1].time - batches[0].time > load.catch_up_s:
             raise EvaluationFailed(f"never caught up with its start-up backlog in {load.catch_up_s:.0f}s "
                                    f"({batches[-1].backlog:.0f} records waiting)")
+        recent = [b for b in batches if b.time >= batches[-1].time - load.shrink_s]
+        if batches[-1].time - batches[0].time >= load.shrink_s and recent[-1].backlog >= recent[0].backlog:
+            raise EvaluationFailed(f"its start-up backlog stopped shrinking ({recent[-1].backlog:.0f} records "
+                                   f"waiting; {recent[0].backlog:.0f} {load.shrink_s:.0f}s before)")
         return None, "working off the start-up backlog"
     start += 1  # the batch that worked the backlog off still carries its waits
     if start >= len(batches) or batches[-1].time - batches[start].time < load.measure_s:

@@ -53,7 +53,7 @@ def test_trials_run_at_the_peak_on_the_most_executors_with_the_tuned_knobs():
     assert (spec.spark.executors.min, spec.spark.executors.max, spec.spark.trigger_interval) == (2, 2, "2000ms")
 
 
-LOAD = TrialLoad(rate=1000, executors=1, measure_s=20, catch_up_s=30)
+LOAD = TrialLoad(rate=1000, executors=1, measure_s=20, shrink_s=30)
 
 
 def batches(backlogs, p99=2.0, every=2.0, rows=2000):
@@ -68,9 +68,12 @@ def test_the_window_opens_once_the_start_up_backlog_is_worked_off():
     assert p99 == 2.0
 
 
-def test_a_start_up_backlog_never_worked_off_fails():
-    with pytest.raises(EvaluationFailed, match="never caught up"):
+def test_a_start_up_backlog_that_stops_shrinking_fails():
+    assert measure(batches([50_000 - 1000 * i for i in range(20)]), 1000, 2.0, LOAD)[0] is None  # still shrinking
+    with pytest.raises(EvaluationFailed, match="stopped shrinking"):
         measure(batches([50_000 + 1000 * i for i in range(20)]), 1000, 2.0, LOAD)
+    with pytest.raises(EvaluationFailed, match="never caught up"):
+        measure(batches([50_000 - 100 * i for i in range(20)]), 1000, 2.0, TrialLoad(1000, 1, catch_up_s=30))
 
 
 def test_a_growing_backlog_in_the_window_is_falling_behind():
