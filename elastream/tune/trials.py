@@ -1,7 +1,8 @@
 """One evaluation of a Spark configuration for `elastream tune`: the StreamApp's real PySpark job, run with that
 configuration under a constant rate on a standalone cluster that stays up between evaluations.
 
-A trial starts the driver (the spark_apps runner), lets it work off the backlog its start-up left, then measures
+A trial starts the driver (the spark_apps runner) with the rate starting once a driver has had time to start (as
+long as the last one took), lets it work off whatever backlog its start-up still left, then measures
 `measure_s` seconds of micro-batches from its progress log. Its objective is the p99 latency of the records in
 that window. It fails (seed 004's FailConf) when the driver exits or never runs a batch, when it never catches up
 with its start-up backlog, or when it falls behind the offered rate while measured.
@@ -28,6 +29,9 @@ from spark_apps.runner import RUN_FILE
 from spark_apps.source import GeneratorConfig
 
 
+QUIET_S = 45.0  # the first trial's guess of how long a driver takes to start
+
+
 @dataclass(frozen=True)
 class TrialLoad:
     """What every trial runs under."""
@@ -49,10 +53,13 @@ class Batch:
     backlog: float  # records offered but not read when the batch committed
 
 
-def trial_spec(spec: StreamAppSpec, config: dict[str, Any], load: TrialLoad) -> StreamAppSpec:
-    """The StreamApp with `config`, under the trial's constant rate and fixed executor count."""
+def trial_spec(spec: StreamAppSpec, config: dict[str, Any], load: TrialLoad, trace: Path, quiet_s: float) -> StreamAppSpec:
+    """The StreamApp with `config`, under the trial's rate and fixed executor count. The rate starts after
+    `quiet_s` (written as a one-row trace): the time a driver takes to start, so that the first batch does not
+    carry everything offered meanwhile (the runner's generator offers from the moment the run is created)."""
     tuned = knobs.apply(spec, config).model_dump(by_alias=True, exclude_none=True)
-    tuned["spark"]["source"]["generator"] = {"profile": "constant", "rate": load.rate}
+    trace.write_text(f"time,rate\n{quiet_s:.1f},{load.rate}\n")
+    tuned["spark"]["source"]["generator"] = {"profile": "trace", "trace": str(trace)}
     tuned["spark"]["executors"] = {"initial": load.executors, "min": load.executors, "max": load.executors}
     return StreamAppSpec.model_validate(tuned)
 
@@ -71,7 +78,8 @@ def measure(batches: list[Batch], rate: float, trigger_s: float, load: TrialLoad
             raise EvaluationFailed(f"never caught up with its start-up backlog in {load.catch_up_s:.0f}s "
                                    f"({batches[-1].backlog:.0f} records waiting)")
         recent = [b for b in batches if b.time >= batches[-1].time - load.shrink_s]
-        if batches[-1].time - batches[0].time >= load.shrink_s and recent[-1].backlog >= recent[0].backlog:
+        if (batches[-1].time - batches[0].time >= load.shrink_s and len(recent) >= 2
+                and recent[-1].backlog >= recent[0].backlog):
             raise EvaluationFailed(f"its start-up backlog stopped shrinking ({recent[-1].backlog:.0f} records "
                                    f"waiting; {recent[0].backlog:.0f} {load.shrink_s:.0f}s before)")
         return None, "working off the start-up backlog"
@@ -107,6 +115,7 @@ class LocalSparkTrials:
         self.spec, self.name, self.load, self.workdir = spec, name, load, Path(workdir)
         self.cluster: LocalSparkCluster | None = None
         self.trials = 0
+        self.quiet_s = QUIET_S  # then what the last driver took to run its first batch
 
     def start(self) -> "LocalSparkTrials":
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -130,9 +139,9 @@ class LocalSparkTrials:
     def __call__(self, config: dict[str, Any]) -> float:
         """The p99 latency (seconds) of `config`; EvaluationFailed when it fails."""
         self.trials += 1
-        spec = trial_spec(self.spec, config, self.load)
         where = self.workdir / f"trial-{self.trials}"
         where.mkdir(parents=True, exist_ok=True)
+        spec = trial_spec(self.spec, config, self.load, where / "load.csv", self.quiet_s)
         args = runner_args(self.name, spec, master=self.cluster.master_url, checkpoint=str(where / "checkpoint"),
                            sink=str(where / "sink"), metrics_port=free_port(), control_port=free_port(),
                            token_file=str(self._token(where)), bind_address="127.0.0.1",
@@ -140,10 +149,14 @@ class LocalSparkTrials:
         with open(where / "runner.log", "ab") as log:
             runner = subprocess.Popen([sys.executable, "-m", "spark_apps.runner", *args], stdout=log,
                                       stderr=subprocess.STDOUT, start_new_session=True)
+        launched = time.time()
         try:
             return self._watch(runner, where, parse_duration(spec.spark.trigger_interval))
         finally:
             stop_driver(runner)
+            first = first_commit(where / "progress.jsonl")
+            if first is not None:
+                self.quiet_s = min(max(first - launched + 5.0, 10.0), 180.0)
 
     def _watch(self, runner: subprocess.Popen, where: Path, trigger_s: float) -> float:
         started = time.monotonic()
@@ -181,8 +194,18 @@ def read_batches(where: Path) -> list[Batch]:
             end = sum(_seq(o) for o in p["end_offsets"])
         except (ValueError, KeyError, TypeError):
             continue  # a line being written
-        out.append(Batch(p["time"], p["rows"], p.get("latency_p99"), profile.offered_count(p["time"] - start) - end))
+        offered = profile.offered_count(p["time"] - start)
+        if offered > 0:  # batches before the load starts measure nothing
+            out.append(Batch(p["time"], p["rows"], p.get("latency_p99"), offered - end))
     return out
+
+
+def first_commit(log: Path) -> float | None:
+    """When the driver committed its first micro-batch (seconds since the epoch), or None."""
+    try:
+        return json.loads(log.read_text().splitlines()[0])["time"]
+    except (OSError, IndexError, ValueError, KeyError):
+        return None
 
 
 def _seq(offset: Any) -> int:

@@ -8,6 +8,7 @@ from elastream.tune import knobs
 from elastream.tune.session import TuneSettings, progress_line, trial_load
 from elastream.tune.trials import Batch, TrialLoad, measure, row_weighted_p99, trial_spec
 from elasticity.tuning.loop import EvaluationFailed, Trial, TuningResult
+from spark_apps.source import GeneratorConfig
 
 SPEC = StreamAppSpec.model_validate({"engine": "spark", "spark": {
     "application": {"builtin": "wordcount"}, "triggerInterval": "3s", "maxParallelism": 4,
@@ -45,11 +46,13 @@ def test_memory_strings(text, mb):
     assert knobs.memory_mb(text) == mb
 
 
-def test_trials_run_at_the_peak_on_the_most_executors_with_the_tuned_knobs():
+def test_trials_run_at_the_peak_on_the_most_executors_with_the_tuned_knobs(tmp_path):
     load = trial_load(SPEC, TuneSettings(3, "bo", "out"))
     assert (load.rate, load.executors) == (5000, 2)
-    spec = trial_spec(SPEC, {**knobs.current(SPEC), "trigger_interval_s": 2.0}, load)
-    assert spec.spark.source.generator.profile == "constant" and spec.spark.source.generator.rate == 5000
+    spec = trial_spec(SPEC, {**knobs.current(SPEC), "trigger_interval_s": 2.0}, load, tmp_path / "load.csv", 30)
+    assert spec.spark.source.generator.profile == "trace"
+    profile = GeneratorConfig(**{"profile": "trace", "trace": spec.spark.source.generator.trace}).build()
+    assert profile.rate_at(29) == 0 and profile.rate_at(31) == 5000 and profile.rate_at(1e6) == 5000
     assert (spec.spark.executors.min, spec.spark.executors.max, spec.spark.trigger_interval) == (2, 2, "2000ms")
 
 
