@@ -10,6 +10,7 @@ with its start-up backlog, or when it falls behind the offered rate while measur
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -118,7 +119,8 @@ class LocalSparkTrials:
         self.quiet_s = QUIET_S  # then what the last driver took to run its first batch
 
     def start(self) -> "LocalSparkTrials":
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(self.workdir, ignore_errors=True)  # an earlier session's checkpoints and logs would be resumed
+        self.workdir.mkdir(parents=True)
         cores = knobs.RANGES["executor_cores"][1]
         memory = knobs.RANGES["executor_memory_mb"][1]
         self.cluster = LocalSparkCluster(workers=self.load.executors, cores_per_worker=cores, memory=f"{memory}m",
