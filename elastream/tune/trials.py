@@ -30,7 +30,7 @@ from spark_apps.runner import RUN_FILE
 from spark_apps.source import GeneratorConfig
 
 
-QUIET_S = 45.0  # the first trial's guess of how long a driver takes to start
+QUIET_S = 30.0  # the first trial's guess of how long a driver takes to start
 
 
 @dataclass(frozen=True)
