@@ -5,7 +5,7 @@ A trial starts the driver (the spark_apps runner) with the rate starting once a 
 long as the last one took), lets it work off whatever backlog its start-up still left, then measures
 `measure_s` seconds of micro-batches from its progress log. Its objective is the p99 latency of the records in
 that window. It fails (seed 004's FailConf) when the driver exits or never runs a batch, when it never catches up
-with its start-up backlog, or when it falls behind the offered rate while measured.
+with its start-up backlog within catch_up_s, or when it falls behind the offered rate while measured.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class TrialLoad:
     executors: int
     measure_s: float = 30.0
     catch_up_s: float = 300.0  # after the first batch, the longest the start-up backlog may take to work off
-    shrink_s: float = 45.0  # ... as long as it shrinks over this long
+    shrink_s: float = 45.0  # a backlog no smaller than this long before has settled
     start_timeout_s: float = 240.0  # until the first batch
     behind_share: float = 0.05  # backlog growth over the window, as a share of what was offered, that is falling behind
 
@@ -68,23 +68,19 @@ def trial_spec(spec: StreamAppSpec, config: dict[str, Any], load: TrialLoad, tra
 def measure(batches: list[Batch], rate: float, trigger_s: float, load: TrialLoad) -> tuple[float | None, str]:
     """(p99 of the window, "") once the window is complete; (None, why) while it is not; raises EvaluationFailed.
 
-    The window starts after the first batch whose backlog is under what two triggers and two seconds of input
-    leave (the start-up backlog worked off) and lasts load.measure_s."""
+    The window starts after the start-up backlog has settled: the first batch whose backlog is under what two
+    triggers and two seconds of input leave, or that is no smaller than load.shrink_s before (a job that keeps up
+    with a standing backlog is measured, not failed). It lasts load.measure_s; a backlog that grows in it is
+    falling behind."""
     if not batches:
         return None, "waiting for the first micro-batch"
-    settled = rate * (2 * trigger_s + 2.0)
-    start = next((i for i, b in enumerate(batches) if b.backlog <= settled), None)
+    start = settled_at(batches, rate * (2 * trigger_s + 2.0), load.shrink_s)
     if start is None:
         if batches[-1].time - batches[0].time > load.catch_up_s:
             raise EvaluationFailed(f"never caught up with its start-up backlog in {load.catch_up_s:.0f}s "
                                    f"({batches[-1].backlog:.0f} records waiting)")
-        recent = [b for b in batches if b.time >= batches[-1].time - load.shrink_s]
-        if (batches[-1].time - batches[0].time >= load.shrink_s and len(recent) >= 2
-                and recent[-1].backlog >= recent[0].backlog):
-            raise EvaluationFailed(f"its start-up backlog stopped shrinking ({recent[-1].backlog:.0f} records "
-                                   f"waiting; {recent[0].backlog:.0f} {load.shrink_s:.0f}s before)")
         return None, "working off the start-up backlog"
-    start += 1  # the batch that worked the backlog off still carries its waits
+    start += 1  # the batch that settled still carries its waits
     if start >= len(batches) or batches[-1].time - batches[start].time < load.measure_s:
         return None, "measuring"
     window = [b for b in batches[start:] if b.time - batches[start].time <= load.measure_s]
@@ -93,6 +89,18 @@ def measure(batches: list[Batch], rate: float, trigger_s: float, load: TrialLoad
         raise EvaluationFailed(f"fell behind {rate:.0f} records/s: its backlog grew by {growth:.0f} records in "
                                f"{load.measure_s:.0f}s")
     return row_weighted_p99(window), ""
+
+
+def settled_at(batches: list[Batch], small: float, shrink_s: float) -> int | None:
+    """The first batch whose backlog is under `small`, or no smaller than that of the last batch at least
+    `shrink_s` before it (the backlog stopped shrinking); None while neither."""
+    for i, b in enumerate(batches):
+        if b.backlog <= small:
+            return i
+        earlier = [a for a in batches[:i] if a.time <= b.time - shrink_s]
+        if earlier and b.backlog >= earlier[-1].backlog:
+            return i
+    return None
 
 
 def row_weighted_p99(batches: list[Batch]) -> float:
