@@ -104,10 +104,14 @@ def write_report(report_dir: Path, name: str, settings: TuneSettings, load: Tria
     if best:
         (report_dir / "best-patch.yaml").write_text(
             f"# elastream tune {settings.method}: p99 {best.value:.2f}s at {load.rate:.0f} records/s on {load.executors} "
-            f"executor(s) (the StreamApp's own configuration: {default.value if default and default.value else 'failed'})\n"
+            f"executor(s) (the StreamApp's own configuration: {_p99_text(default)})\n"
             + yaml.safe_dump(report["patch"], sort_keys=False))
     plot_convergence(report_dir / "convergence.png", name, settings.method, result)
     return report
+
+
+def _p99_text(trial: Trial | None) -> str:
+    return f"p99 {trial.value:.2f}s" if trial is not None and trial.value is not None else "failed"
 
 
 def _trial_view(trial: Trial | None) -> dict[str, Any] | None:
