@@ -1,5 +1,6 @@
 """`elastream bench tuning`: the optimisers side by side on response surfaces that behave like a stream processor's
-configuration (elasticity.tuning.problems), at equal budgets, over many seeds.
+configuration (elasticity.tuning.problems, and elasticity.tuning.fitted: one fitted from a real `elastream tune`
+run), at equal budgets, over many seeds.
 
 Per problem and method: the median over seeds of the evaluations until the best found is within 5 % of the best
 known configuration (the best of a dense random sample and of every run), how often that happened within the
@@ -8,6 +9,7 @@ budget, and the default configuration's p99 over the best found (higher is bette
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
@@ -18,25 +20,33 @@ import numpy as np
 
 from elasticity.tuning.loop import tune
 from elasticity.tuning.optimizers import OPTIMIZERS
-from elasticity.tuning.problems import PROBLEMS, SPARK_SPACE, score
+from elasticity.tuning.fitted import fit, load_report
+from elasticity.tuning.problems import PROBLEMS, score
 
 WITHIN = 0.05
 DENSE_SAMPLE = 5000
+REAL_RUNS = {"wordcount-real-fit": "wordcount-real"}  # surfaces fitted from real `elastream tune` runs
+
+
+@functools.cache
+def problem(name: str):
+    """A modelled surface, or one fitted from a real run's report (fitted once per process)."""
+    return PROBLEMS[name] if name in PROBLEMS else fit(load_report(REAL_RUNS[name]), name)
 
 
 def run(problems: list[str], methods: list[str], seeds: list[int], budget: int, progress=print) -> dict[str, Any]:
     out: dict[str, Any] = {"problems": {}, "runs": {}}
     for name in problems:
-        problem = PROBLEMS[name]
+        surface = problem(name)
         runs = {m: [] for m in methods}
         for method in methods:
             t0 = time.monotonic()
             for seed in seeds:
-                result = tune(problem.evaluate, SPARK_SPACE, OPTIMIZERS[method](SPARK_SPACE, seed=seed), budget)
+                result = tune(surface.evaluate, surface.space, OPTIMIZERS[method](surface.space, seed=seed), budget)
                 runs[method].append(result)
             progress(f"  {name:<16} {method:<10} {len(seeds)} runs in {time.monotonic() - t0:.1f}s")
         best_known = min([known_best(name)] + [r.best().value for rs in runs.values() for r in rs if r.best()])
-        default = score(problem, SPARK_SPACE.default())
+        default = score(surface, surface.space.default())
         out["problems"][name] = {m: summarize(rs, best_known, default, budget) for m, rs in runs.items()}
         out["problems"][name]["_best_known_p99_s"] = round(best_known, 4)
         out["problems"][name]["_default_p99_s"] = None if math.isinf(default) else round(default, 4)
@@ -46,8 +56,8 @@ def run(problems: list[str], methods: list[str], seeds: list[int], budget: int, 
 
 def known_best(name: str) -> float:
     """The best of a dense random sample of the space (fixed seed): a floor for 'the best known configuration'."""
-    rng = np.random.default_rng(12345)
-    return min(score(PROBLEMS[name], SPARK_SPACE.config(u)) for u in SPARK_SPACE.random(rng, DENSE_SAMPLE))
+    rng, surface = np.random.default_rng(12345), problem(name)
+    return min(score(surface, surface.space.config(u)) for u in surface.space.random(rng, DENSE_SAMPLE))
 
 
 def evals_to_within(curve: list[float | None], target: float) -> int | None:
@@ -68,7 +78,7 @@ def summarize(results, best_known: float, default: float, budget: int) -> dict[s
 
 def markdown(results: dict[str, Any], methods: list[str], seeds: list[int], budget: int, command: str) -> str:
     lines = [f"Command: `{command}` — run {time.strftime('%Y-%m-%d')}.", "",
-             f"Protocol: {len(seeds)} reporting seeds ({seeds[0]}–{seeds[-1]}; seeds 0–9 were used while building "
+             f"Protocol: {len(seeds)} reporting seeds ({seeds[0]}–{seeds[-1]}; seeds 0–29 were used while building "
              f"the optimisers), {budget} evaluations per run, the default configuration first. evals = median over "
              f"seeds of the evaluations until the best found is within {WITHIN:.0%} of the best known p99 (the "
              f"best of {DENSE_SAMPLE} random configurations and of every run); a run that never gets there counts "
@@ -91,11 +101,12 @@ def bench_main(args: argparse.Namespace) -> int:
         print("error: --seeds and --budget must be at least 1")
         return 2
     methods = args.methods.split(",")
-    problems = args.problems.split(",") if args.problems else list(PROBLEMS)
-    unknown = [m for m in methods if m not in OPTIMIZERS] + [p for p in problems if p not in PROBLEMS]
+    known = [*PROBLEMS, *REAL_RUNS]
+    problems = args.problems.split(",") if args.problems else known
+    unknown = [m for m in methods if m not in OPTIMIZERS] + [p for p in problems if p not in known]
     if unknown:
         print(f"error: unknown method or problem {unknown[0]!r} (methods: {', '.join(OPTIMIZERS)}; problems: "
-              f"{', '.join(PROBLEMS)})")
+              f"{', '.join(known)})")
         return 2
     seeds = list(range(args.seed_base, args.seed_base + args.seeds))
     print(f"tuning benchmark: {len(problems)} problems x {len(methods)} methods x {len(seeds)} seeds, "

@@ -11,6 +11,10 @@ configuration it has seen, failed ones included (seed 004's FailConf).
   the mean vary smoothly between samples, where RandomForestRegressor's is flat between its splits and EI has
   little to go by (measured: with it, BO lost to random search on a smooth 3-knob bowl at 25 evaluations). A
   failed configuration is taught as worse than the worst seen, so the model learns where failures lie.
+  When the best has not improved for `patience` evaluations, the untried settings next door to it
+  (ConfigSpace.discrete_neighbours: its few-valued knobs one or two values away, one or two at a time, and its
+  numbers at the ends of their ranges) are tried first, the most promising first: a forest cannot tell that a
+  setting it never saw (4 executors x 2 cores beside 6 x 1) may be a better basin.
 """
 from __future__ import annotations
 
@@ -103,8 +107,12 @@ class BayesOpt(_Optimizer):
     """Objectives must be positive (a latency, a cost): the forest is fitted to their logarithm."""
 
     def __init__(self, space: ConfigSpace, seed: int = 0, starts: int = 5, trees: int = 50, pool: int = 600,
-                 xi: float = 0.01):
+                 xi: float = 0.01, neighbourhood: int = 3, patience: int = 10):
         super().__init__(space, seed)
+        self.neighbourhood, self.patience = neighbourhood, patience
+        self.sweep: list[np.ndarray] = []  # discrete neighbours of a stalled incumbent, still to try
+        self.stalled = 0  # evaluations since the best last improved
+        self.swept: set[tuple] = set()
         self.starts = list(space.latin_hypercube(self.rng, starts))
         self.trees, self.pool, self.xi = trees, pool, xi
 
@@ -115,10 +123,26 @@ class BayesOpt(_Optimizer):
         X, y = self._training_set()
         forest = ExtraTreesRegressor(n_estimators=self.trees, bootstrap=True,
                                      random_state=int(self.rng.integers(1 << 31))).fit(X, y)
-        pool = self._pool(X, y)
+        self.sweep = [u for u in self.sweep if self.space.key(self.space.config(u)) not in self.seen]
+        pool = np.array(self.sweep) if self.sweep else self._pool(X, y)
         per_tree = np.stack([t.predict(pool) for t in forest.estimators_])
         mu, sigma = per_tree.mean(axis=0), per_tree.std(axis=0) + 1e-9
         return pool[np.argsort(-expected_improvement(mu, sigma, y.min(), self.xi))]
+
+    def tell(self, config: dict[str, Any], value: float | None) -> None:
+        before = self.best()
+        super().tell(config, value)
+        improved = value is not None and (before is None or value < before[1] * 0.995)
+        self.stalled = 0 if improved else self.stalled + 1
+        if improved:
+            self.sweep = []
+        incumbent = self.best()
+        if self.stalled >= self.patience and not self.sweep and incumbent is not None:
+            key = self.space.key(self.space.config(incumbent[0]))
+            if key not in self.swept:  # the model has stopped finding better: try the settings next door
+                self.swept.add(key)
+                self.sweep = list(self.space.discrete_neighbours(incumbent[0]))
+                self.stalled = 0
 
     def _training_set(self) -> tuple[np.ndarray, np.ndarray]:
         """log(value) of the passed configurations; failed ones one unit (×e) worse than the worst passed."""
@@ -130,7 +154,8 @@ class BayesOpt(_Optimizer):
     def _pool(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Random points, and neighbours of the five best (one knob at a time, and all at once at two scales), as
         SMAC searches its acquisition: the forest's mean is flat between its splits, so EI is maximised near the
-        points that did well as much as far from every point."""
+        points that did well as much as far from every point. Plus the value-step neighbours
+        (ConfigSpace.neighbours) of the best point of each of the `neighbourhood` best discrete settings."""
         d = X.shape[1]
         local = []
         for centre in X[np.argsort(y)[:5]]:
@@ -138,7 +163,22 @@ class BayesOpt(_Optimizer):
             dims = np.repeat(np.arange(d), 4)
             one[np.arange(4 * d), dims] += 0.1 * self.rng.standard_normal(4 * d)
             local += [one] + [centre + s * self.rng.standard_normal((10, d)) for s in (0.03, 0.1)]
+        if self.neighbourhood:
+            local += [self.space.neighbours(centre) for centre in self._distinct_best(X, y, self.neighbourhood)]
         return np.clip(np.vstack([self.space.random(self.rng, self.pool // 2), *local]), 0.0, 1.0)
+
+    def _distinct_best(self, X: np.ndarray, y: np.ndarray, n: int) -> list[np.ndarray]:
+        """The best point of each of the n best settings of the discrete knobs: local search around several
+        basins, not only around the best one."""
+        out, keys = [], set()
+        for i in np.argsort(y):
+            key = self.space.discrete_key(X[i])
+            if key not in keys:
+                keys.add(key)
+                out.append(X[i])
+            if len(out) == n:
+                break
+        return out
 
 
 def expected_improvement(mu: np.ndarray, sigma: np.ndarray, best: float, xi: float = 0.0) -> np.ndarray:

@@ -59,6 +59,10 @@ class SparkLikeJob:
     task_overhead_s: float = 0.002  # per task, every batch
     locality_miss: float = 0.2  # share of tasks whose data is not local to their first free slot
 
+    @property
+    def space(self) -> ConfigSpace:
+        return SPARK_SPACE
+
     def evaluate(self, config: dict[str, Any]) -> float:
         c = config
         cores = c["executors"] * c["executor_cores"]

@@ -68,6 +68,14 @@ class Choice:
 
 
 Knob = Int | Float | Choice
+FEW_VALUES = 16  # an integer knob with fewer values than this is searched value by value, as a choice is
+
+
+def _with(u: np.ndarray, changes: dict[int, float]) -> np.ndarray:
+    v = u.copy()
+    for i, x in changes.items():
+        v[i] = x
+    return v
 
 
 def _scale(u: float, low: float, high: float, log: bool) -> float:
@@ -135,6 +143,53 @@ class ConfigSpace:
             problem = k.check(config[k.name])
             if problem:
                 raise InputError(f"{k.name}: {config[k.name]!r} is not {problem}")
+
+    def discrete_key(self, u: np.ndarray) -> tuple:
+        """The values of the knobs with few values (choices, and integers with fewer than FEW_VALUES) at u."""
+        return tuple(self.knobs[i].value(u[i]) for i in self._few_valued())
+
+    def discrete_neighbours(self, u: np.ndarray) -> np.ndarray:
+        """Points whose knobs with few values are one or two values from u's, one or two knobs at a time, and
+        points with one number knob at either end of its range; the other knobs as at u."""
+        few = self._few_valued()
+        moves = {i: self._moves(i, u[i], reach=2) for i in few}
+        out = [_with(u, {i: m}) for i in few for m in moves[i]]
+        out += [_with(u, {a: ma, b: mb}) for n, a in enumerate(few) for b in few[n + 1:]
+                for ma in moves[a] for mb in moves[b]]
+        out += [_with(u, {i: end}) for i, k in enumerate(self.knobs) if isinstance(k, Float) for end in (0.0, 1.0)]
+        return np.array(out) if out else np.empty((0, len(u)))
+
+    def neighbours(self, u: np.ndarray) -> np.ndarray:
+        """Points one step from u: every knob moved alone (an integer or a choice by one value, and by half and
+        double its value on a log scale; a number by 10 % of its range), and every two
+        integer or choice knobs moved by one value together. Steps in values, not in the unit cube, so that an
+        integer knob always moves; pairs, because a good setting of one often needs another changed at once
+        (executors and cores under a fixed number of cores)."""
+        moves = [self._moves(i, x) for i, x in enumerate(u)]
+        out = [_with(u, {i: m}) for i, ms in enumerate(moves) for m in ms]
+        discrete = [i for i, k in enumerate(self.knobs) if not isinstance(k, Float)]
+        for a_pos, a in enumerate(discrete):
+            for b in discrete[a_pos + 1:]:
+                out += [_with(u, {a: ma, b: mb}) for ma in moves[a][:2] for mb in moves[b][:2]]
+        return np.array(out) if out else np.empty((0, len(u)))
+
+    def _few_valued(self) -> list[int]:
+        return [i for i, k in enumerate(self.knobs)
+                if isinstance(k, Choice) or isinstance(k, Int) and k.high - k.low < FEW_VALUES]
+
+    def _moves(self, i: int, x: float, reach: int = 1) -> list[float]:
+        """Unit-cube values one step from x on knob i (nearest steps first); x itself excluded."""
+        k = self.knobs[i]
+        if isinstance(k, Float):
+            steps = [x - 0.1, x + 0.1]
+        elif isinstance(k, Choice):
+            j = k.values.index(k.value(x))
+            steps = [k.unit(k.values[m]) for m in (j - 1, j + 1, j - 2, j + 2)[:2 * reach] if 0 <= m < len(k.values)]
+        else:
+            v = k.value(x)
+            values = [v - 1, v + 1] + ([v // 2, v * 2] if k.log else []) + ([v - 2, v + 2] if reach > 1 else [])
+            steps = [k.unit(w) for w in values if k.low <= w <= k.high]
+        return [min(max(s, 0.0), 1.0) for s in steps if abs(s - x) > 1e-12]
 
     def random(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.random((n, len(self.knobs)))

@@ -123,15 +123,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "tuning",
         help="configuration tuning: Bayesian optimisation (random-forest surrogate, expected improvement) against "
              "random search and Latin-hypercube hill climbing, at equal budgets, on response surfaces that behave "
-             "like a Spark streaming job's configuration (seconds; no Spark needed)",
+             "like a Spark streaming job's configuration, one of them fitted from a real `elastream tune` run "
+             "(minutes; no Spark needed)",
     )
     t.add_argument("--seeds", type=int, default=20, metavar="N", help="runs per problem and method (default 20)")
     t.add_argument("--seed-base", type=int, default=100, metavar="S",
-                   help="first seed (default 100; seeds 0-9 were used while building the optimisers)")
+                   help="first seed (default 100; seeds 0-29 were used while building the optimisers)")
     t.add_argument("--budget", type=int, default=150, metavar="N", help="evaluations per run (default 150)")
     t.add_argument("--methods", default="bo,random,hillclimb", metavar="LIST",
                    help="comma-separated: bo, random, hillclimb (default: all three)")
-    t.add_argument("--problems", metavar="LIST", help="comma-separated problems (default: all)")
+    t.add_argument("--problems", metavar="LIST",
+                   help="comma-separated: wordcount, stateful-join, etl-remote-data, wordcount-real-fit (default: all)")
     t.add_argument("--json", metavar="FILE", help="also write the results (and every run's best-so-far) as JSON")
     t.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     t.set_defaults(handler=_run_tuning)

@@ -1,13 +1,16 @@
 """Configuration tuning (elasticity.tuning): the space, the loop (failed configurations are kept and never retried),
-the optimisers on a known surface, and the Spark-like response surfaces of `elastream bench tuning`."""
+the optimisers on a known surface, and the Spark-like response surfaces of `elastream bench tuning`, modelled and
+fitted from a real run."""
 from __future__ import annotations
 
+import math
 import statistics
 
 import numpy as np
 import pytest
 
 from elasticity.errors import InputError
+from elasticity.tuning.fitted import fit, load_report
 from elasticity.tuning.loop import EvaluationFailed, tune
 from elasticity.tuning.optimizers import OPTIMIZERS, BayesOpt, RandomSearch, expected_improvement
 from elasticity.tuning.problems import PROBLEMS, SPARK_SPACE
@@ -40,6 +43,39 @@ def test_latin_hypercube_puts_one_point_in_each_slice_of_every_knob():
     u = SPACE.latin_hypercube(np.random.default_rng(1), 10)
     for d in range(u.shape[1]):
         assert sorted((u[:, d] * 10).astype(int)) == list(range(10))
+
+
+def test_neighbours_move_integers_and_choices_by_values_and_pairs_together():
+    space = ConfigSpace([Int("executors", 1, 6, default=2), Int("cores", 1, 3, default=1),
+                         Float("wait", 0.0, 10.0, default=3.0), Int("partitions", 4, 400, default=200, log=True)])
+    u = space.point({"executors": 6, "cores": 1, "wait": 3.0, "partitions": 8})
+    near = [space.config(v) for v in space.neighbours(u)]
+    assert {"executors": 5, "cores": 1, "wait": 3.0, "partitions": 8} in near
+    assert {c["partitions"] for c in near} >= {4, 7, 9, 16}  # one value, and half and double on a log scale
+    assert {"executors": 5, "cores": 2, "wait": 3.0, "partitions": 8} in near  # two knobs at once
+    assert all(c != space.config(u) for c in near)
+    sweep = [space.config(v) for v in space.discrete_neighbours(u)]
+    assert {"executors": 4, "cores": 2, "wait": 3.0, "partitions": 8} in sweep  # 6 x 1 -> 4 x 2 in one move
+    assert {"executors": 6, "cores": 1, "wait": 0.0, "partitions": 8} in sweep  # a number at its range's end
+    assert all(c["partitions"] == 8 for c in sweep)  # many-valued integers are left to the model
+    assert space.discrete_key(u) == (6, 1)
+
+
+def test_a_stalled_search_tries_the_untried_settings_next_door_and_finds_the_basin_the_model_missed():
+    space = ConfigSpace([Int("executors", 1, 6, default=6), Int("cores", 1, 3, default=1),
+                         Float("wait", 0.0, 10.0, default=3.0)])
+
+    def latency(config):  # the more of the 8 cores, the better; only 4 x 2 uses them all
+        cores = config["executors"] * config["cores"]
+        if cores > 8:
+            raise EvaluationFailed("the cluster has 8 cores")
+        return 10.0 - cores + config["wait"] / 10
+
+    def found(patience):
+        return sum(tune(latency, space, BayesOpt(space, seed=s, starts=3, patience=patience), budget=15)
+                   .best().config["executors"] == 4 for s in range(10))
+
+    assert found(patience=3) >= 7 > 3 >= found(patience=1000)  # measured: 8 of 10 against 1
 
 
 def test_the_loop_starts_from_the_default_records_failures_and_never_retries_them():
@@ -103,3 +139,23 @@ def test_bad_ranges_and_non_finite_objectives_are_named():
         ConfigSpace([Float("x", 0.0, 1.0, default=0.5, log=True)])
     result = tune(lambda c: float("nan"), SPACE, RandomSearch(SPACE), budget=2)
     assert result.best() is None and result.trials[0].failed == "the objective was nan"
+
+
+def test_a_surface_fitted_from_a_real_run_reproduces_its_measurements_and_refuses_too_few():
+    report = load_report("wordcount-real")
+    surface = fit(report, "wordcount-real-fit")
+    assert [k.name for k in surface.space.knobs] == [k["name"] for k in report["space"]]
+    passed = [t for t in report["trials"] if t["p99_s"] is not None]
+    close = 0
+    for t in passed:
+        try:
+            close += abs(math.log(surface.evaluate(t["config"]) / t["p99_s"])) < 0.25
+        except EvaluationFailed:
+            pass
+    assert close >= len(passed) - 2 and surface.fit_error < 0.15  # measured: 7 of 9 within 10 %, rms 0.083
+    for t in report["trials"]:
+        if t["p99_s"] is None:
+            with pytest.raises(EvaluationFailed):
+                surface.evaluate(t["config"])
+    with pytest.raises(InputError, match="at least 3"):
+        fit({**report, "trials": passed[:2]}, "too-few")
