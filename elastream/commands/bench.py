@@ -13,6 +13,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="every scaling policy on several load scenarios, side by side with an oracle and the "
              "rescale-budget floor (the least any foresighted schedule with as many rescales could spend)",
     )
+    e.add_argument("--suite", choices=["main", "broad"], default="main",
+                   help="main: the built-in scenarios (default); broad: parameterised load families (flash crowds, "
+                        "sawtooth ramps, a compressed week, a web-like day, slow growth, on/off bursts, rare "
+                        "spikes, a step down and back up) over many seeds, plus the built-ins, judged per family")
+    e.add_argument("--seeds", choices=["reporting", "tuning"], default="reporting",
+                   help="with --suite broad: the seeds to draw the families from (default reporting; defaults "
+                        "are chosen on the tuning seeds only)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     e.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     e.set_defaults(handler=_run_elasticity)
@@ -182,14 +189,18 @@ def _experiment_list(value: str) -> str:
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:
-    from elasticity.benchmark import bench_main
-
+    if getattr(args, "suite", "main") == "broad":
+        from elasticity.broad_suite import bench_main
+        section = f"elasticity-broad-{args.seeds}"
+    else:
+        from elasticity.benchmark import bench_main
+        section = "elasticity"
     rc = bench_main(args)
     if rc == 0 and not getattr(args, "no_docs", False):
         from elastream.benchdoc import write_section
 
-        path = write_section("elasticity", args.markdown)
-        print(f"\nwrote the 'elasticity' section of {path}")
+        path = write_section(section, args.markdown)
+        print(f"\nwrote the {section!r} section of {path}")
     return rc
 
 

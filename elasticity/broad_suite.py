@@ -1,0 +1,133 @@
+"""`elastream bench elasticity --suite broad`: every policy on parameterised load families over many seeds
+(elasticity.simulation.families), plus the built-in scenarios, judged per family and in aggregate.
+
+Per family and policy: total SLO-violation seconds, executor-seconds over the oracle's and over the rescale-budget
+floor's (sums over the family's seeds), and total rescales; and whether elastream Pareto-dominates ds2 there (no
+worse on SLO violation, executor-seconds and rescales). In aggregate: elastream's rescales over ds2's, and the
+median run's executor-seconds over the oracle's. The JSON keeps the shape of the main benchmark's:
+{"scenarios": {NAME: {POLICY: summary}}, ...} with one NAME per family and seed.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from elasticity.benchmark import run_all
+from elasticity.simulation.families import FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+from elasticity.simulation.runner import POLICIES
+from elasticity.simulation.scenarios import builtin
+
+SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
+
+
+def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_builtin: bool = True,
+              policies=POLICIES, progress=None) -> tuple[dict, dict]:
+    """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios and the built-ins."""
+    scenarios = suite(seeds, families)
+    if with_builtin:
+        scenarios.update(builtin())
+    floors: dict[str, Any] = {}
+    return run_all(scenarios, policies=policies, progress=progress, floors=floors), floors
+
+
+def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, float]]]:
+    """{FAMILY: {POLICY: {"runs", "slo_violation_s", "x_oracle", "x_floor", "rescales"}}} (sums over seeds)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, per_policy in results.items():
+        fam = out.setdefault(family_of(name), {})
+        oracle = per_policy["oracle"]["executor_seconds"]
+        for pol, s in per_policy.items():
+            if pol == "oracle":
+                continue
+            a = fam.setdefault(pol, {"runs": 0, "slo_violation_s": 0.0, "executor_seconds": 0.0,
+                                     "oracle_executor_seconds": 0.0, "floor_executor_seconds": 0.0, "rescales": 0})
+            a["runs"] += 1
+            a["slo_violation_s"] += s["slo_violation_s"]
+            a["executor_seconds"] += s["executor_seconds"]
+            a["oracle_executor_seconds"] += oracle
+            a["floor_executor_seconds"] += floors[name]["oracle_standard"].get(pol, float("nan")) * oracle
+            a["rescales"] += s["rescales"]
+    for fam in out.values():
+        for a in fam.values():
+            a["x_oracle"] = round(a["executor_seconds"] / a["oracle_executor_seconds"], 3)
+            floor = a["floor_executor_seconds"]  # inf or nan where no schedule within the rescales keeps up
+            a["x_floor"] = round(a["executor_seconds"] / floor, 3) if 0 < floor < float("inf") else None
+    return out
+
+
+def dominates(a: dict, b: dict) -> bool:
+    """a is no worse than b on SLO violation, executor-seconds and rescales."""
+    return (a["slo_violation_s"] <= b["slo_violation_s"] and a["executor_seconds"] <= b["executor_seconds"]
+            and a["rescales"] <= b["rescales"])
+
+
+def aggregate(results: dict, families: dict) -> dict[str, Any]:
+    """The issue's aggregate checks, over the family scenarios (not the built-ins)."""
+    runs = {n: r for n, r in results.items() if family_of(n) in FAMILIES}
+    rescales = {p: sum(r[p]["rescales"] for r in runs.values()) for p in ("ds2", "elastream")}
+    cost = {p: statistics.median(r[p]["executor_seconds"] / r["oracle"]["executor_seconds"] for r in runs.values())
+            for p in next(iter(runs.values())) if p != "oracle"} if runs else {}
+    fams = {f: v for f, v in families.items() if f in FAMILIES}
+    return {
+        "elastream_rescales_over_ds2": round(rescales["elastream"] / max(rescales["ds2"], 1), 3) if runs else None,
+        "median_run_x_oracle": {p: round(c, 3) for p, c in cost.items()},
+        "families_where_elastream_dominates_ds2": sorted(f for f, v in fams.items()
+                                                         if dominates(v["elastream"], v["ds2"])),
+        "families_slo_and_cost_le_ds2": sorted(f for f, v in fams.items()
+                                               if v["elastream"]["slo_violation_s"] <= v["ds2"]["slo_violation_s"]
+                                               and v["elastream"]["executor_seconds"] <= v["ds2"]["executor_seconds"]),
+    }
+
+
+def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float) -> str:
+    lines = [f"## Elasticity, broad suite — load families over many seeds ({seeds_name} seeds)", "",
+             f"Made by `elastream bench elasticity --suite broad --seeds {seeds_name}` on "
+             f"{time.strftime('%Y-%m-%d')} ({elapsed_s:.0f} s). Families (elasticity/simulation/families.py), each "
+             f"drawn from the {seeds_name} seeds {', '.join(map(str, seeds))} (defaults are chosen on the tuning "
+             f"seeds {', '.join(map(str, TUNING_SEEDS))} only), plus the built-in scenarios; every policy with the same "
+             "`PolicyConfig()`. Per family, sums over its seeds: SLO-violation seconds, executor-seconds over the "
+             "oracle's (× oracle) and over the rescale-budget floor at the policy's own rescale count (× floor), "
+             "rescales (– where no schedule within that many rescales keeps up). dominates = elastream no worse than "
+             "ds2 on all three.", "",
+             "| family | runs | policy | SLO violation (s) | × oracle | × floor | rescales |",
+             "|---|---:|---|---:|---:|---:|---:|"]
+    for fam, per_policy in families.items():
+        for pol, a in per_policy.items():
+            x_floor = "–" if a["x_floor"] is None else f"{a['x_floor']:.3f}"
+            lines.append(f"| {fam} | {a['runs']} | {pol} | {a['slo_violation_s']:.0f} | {a['x_oracle']:.3f} | "
+                         f"{x_floor} | {a['rescales']} |")
+    lines += ["", "| family | elastream dominates ds2 | SLO ≤ ds2 | executor-s ≤ ds2 | rescales e/ds2 |",
+              "|---|---|---|---|---:|"]
+    for fam, v in families.items():
+        e, d = v["elastream"], v["ds2"]
+        lines.append(f"| {fam} | {'yes' if dominates(e, d) else '**no**'} | "
+                     f"{'yes' if e['slo_violation_s'] <= d['slo_violation_s'] else '**no**'} | "
+                     f"{'yes' if e['executor_seconds'] <= d['executor_seconds'] else '**no**'} | "
+                     f"{e['rescales'] / max(d['rescales'], 1):.2f} |")
+    med = agg["median_run_x_oracle"]
+    lines += ["", f"Aggregate over the families' runs: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's "
+              "rescales; the median run costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. "
+              f"elastream's SLO violation and executor-seconds are both ≤ ds2's in "
+              f"{len(agg['families_slo_and_cost_le_ds2'])} of {len(FAMILIES)} families "
+              f"({', '.join(agg['families_slo_and_cost_le_ds2']) or 'none'}).", ""]
+    return "\n".join(lines)
+
+
+def bench_main(args) -> int:
+    seeds_name = getattr(args, "seeds", None) or "reporting"
+    seeds = SEED_SETS[seeds_name]
+    t0 = time.perf_counter()
+    results, floors = run_suite(seeds, progress=lambda m: print(m, flush=True))
+    families = by_family(results, floors)
+    agg = aggregate(results, families)
+    md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0)
+    print("\n" + md)
+    if getattr(args, "json", None):
+        Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,
+                                               "rescale_budget_floors": floors,
+                                               "seeds": {k: list(v) for k, v in SEED_SETS.items()}}, indent=2) + "\n")
+    args.markdown = md
+    return 0

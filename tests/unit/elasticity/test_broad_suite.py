@@ -1,0 +1,64 @@
+"""The broad suite's load families (replayable from a seed, kept apart as tuning and reporting seeds) and its
+per-family judgement (sums over seeds, Pareto dominance of elastream over ds2, the aggregate checks)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from elasticity.broad_suite import aggregate, by_family, dominates
+from elasticity.simulation.families import FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_family_replays_from_its_seed_and_differs_between_seeds(family):
+    a, b, c = FAMILIES[family](3), FAMILIES[family](3), FAMILIES[family](4)
+    assert a.name == f"{family}-3" and family_of(a.name) == family
+    x = a.arrivals()
+    assert np.array_equal(x, b.arrivals())
+    assert not np.array_equal(x, c.arrivals()[:len(x)])
+    assert np.isfinite(x).all() and x.min() > 0 and len(x) == len(a.times())
+    assert x.max() > 1.2 * np.median(x) or family == "slow-growth"  # every family changes its load
+    assert a.duration_s >= 3 * 3600
+
+
+def test_the_shapes_are_what_their_names_say():
+    crowd = FAMILIES["flash-crowd"](0).load(np.arange(0, 5 * 3600.0, 10))
+    assert ((crowd > 2.9 * crowd.min()).sum() * 10) <= 30 * 60  # one crowd of at most 30 min
+    week = FAMILIES["week"](0).load(np.arange(0, 14 * 3600.0, 60))
+    weekday, weekend = week[: 5 * 120].max(), week[5 * 120:].max()  # a day is 2 h = 120 minutes
+    assert weekend < 0.8 * weekday
+    for seed in range(5):  # down to 30-60 % for 30-90 min, then back up
+        rates = FAMILIES["step-down-up"](seed).load(np.arange(0, 3 * 3600.0, 60))
+        high, low = rates.max(), rates.min()
+        assert rates[0] == rates[-1] == high and 0.3 * high <= low <= 0.6 * high
+        assert 30 <= (rates == low).sum() <= 90
+
+
+def test_tuning_and_reporting_seeds_are_apart_and_the_suite_names_each_run():
+    assert not set(TUNING_SEEDS) & set(REPORTING_SEEDS)
+    runs = suite((7, 8), ["sawtooth", "rare-spikes"])
+    assert sorted(runs) == ["rare-spikes-7", "rare-spikes-8", "sawtooth-7", "sawtooth-8"]
+    assert family_of("step") == "step" and family_of("on-off-12") == "on-off"
+
+
+def _summary(slo, cost, rescales):
+    return {"slo_violation_s": slo, "executor_seconds": cost, "rescales": rescales}
+
+
+def test_families_sum_over_seeds_and_dominance_needs_all_three():
+    results = {
+        "on-off-1": {"oracle": _summary(0, 100, 99), "ds2": _summary(10, 150, 10), "elastream": _summary(5, 120, 4)},
+        "on-off-2": {"oracle": _summary(0, 100, 99), "ds2": _summary(0, 150, 10), "elastream": _summary(8, 110, 4)},
+        "step": {"oracle": _summary(0, 50, 9), "ds2": _summary(0, 60, 2), "elastream": _summary(0, 55, 2)},
+    }
+    floors = {n: {"oracle_standard": {"ds2": 1.2, "elastream": 1.1}} for n in results}
+    fam = by_family(results, floors)
+    on = fam["on-off"]["elastream"]
+    assert on["runs"] == 2 and on["slo_violation_s"] == 13 and on["rescales"] == 8
+    assert on["x_oracle"] == pytest.approx(1.15) and on["x_floor"] == pytest.approx(230 / 220, abs=1e-3)
+    assert dominates(fam["step"]["elastream"], fam["step"]["ds2"])
+    assert not dominates(on, fam["on-off"]["ds2"])  # 13 s of violation against 10
+    agg = aggregate(results, fam)
+    assert agg["elastream_rescales_over_ds2"] == pytest.approx(0.4)  # the built-in "step" is not counted
+    assert agg["median_run_x_oracle"]["elastream"] == pytest.approx(1.15)
+    assert agg["families_slo_and_cost_le_ds2"] == []
