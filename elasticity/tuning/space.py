@@ -68,7 +68,7 @@ class Choice:
 
 
 Knob = Int | Float | Choice
-FEW_VALUES = 16  # an integer knob with fewer values than this is searched value by value, as a choice is
+FEW_VALUES = 16  # an integer knob with at most this many values is searched value by value, as a choice is
 
 
 def _with(u: np.ndarray, changes: dict[int, float]) -> np.ndarray:
@@ -145,7 +145,7 @@ class ConfigSpace:
                 raise InputError(f"{k.name}: {config[k.name]!r} is not {problem}")
 
     def discrete_key(self, u: np.ndarray) -> tuple:
-        """The values of the knobs with few values (choices, and integers with fewer than FEW_VALUES) at u."""
+        """The values of the knobs with few values (choices, and integers with at most FEW_VALUES) at u."""
         return tuple(self.knobs[i].value(u[i]) for i in self._few_valued())
 
     def discrete_neighbours(self, u: np.ndarray) -> np.ndarray:
@@ -175,10 +175,11 @@ class ConfigSpace:
 
     def _few_valued(self) -> list[int]:
         return [i for i, k in enumerate(self.knobs)
-                if isinstance(k, Choice) or isinstance(k, Int) and k.high - k.low < FEW_VALUES]
+                if isinstance(k, Choice) or isinstance(k, Int) and k.high - k.low + 1 <= FEW_VALUES]
 
     def _moves(self, i: int, x: float, reach: int = 1) -> list[float]:
-        """Unit-cube values one step from x on knob i (nearest steps first); x itself excluded."""
+        """Unit-cube values up to `reach` values from x on knob i (a number: 10 % of its range either way), nearest
+        first; x itself excluded."""
         k = self.knobs[i]
         if isinstance(k, Float):
             steps = [x - 0.1, x + 0.1]
