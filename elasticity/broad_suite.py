@@ -58,10 +58,13 @@ def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, floa
     return out
 
 
-def dominates(a: dict, b: dict) -> bool:
-    """a is no worse than b on SLO violation, executor-seconds and rescales."""
-    return (a["slo_violation_s"] <= b["slo_violation_s"] and a["executor_seconds"] <= b["executor_seconds"]
-            and a["rescales"] <= b["rescales"])
+SLO_AND_COST = ("slo_violation_s", "executor_seconds")
+
+
+def no_worse(a: dict, b: dict, keys=(*SLO_AND_COST, "rescales")) -> bool:
+    """a is no worse than b on every key (by default: SLO violation, executor-seconds and rescales, i.e. a
+    Pareto-dominates b or ties it)."""
+    return all(a[k] <= b[k] for k in keys)
 
 
 def aggregate(results: dict, families: dict) -> dict[str, Any]:
@@ -75,10 +78,9 @@ def aggregate(results: dict, families: dict) -> dict[str, Any]:
         "elastream_rescales_over_ds2": round(rescales["elastream"] / max(rescales["ds2"], 1), 3) if runs else None,
         "median_run_x_oracle": {p: round(c, 3) for p, c in cost.items()},
         "families_where_elastream_dominates_ds2": sorted(f for f, v in fams.items()
-                                                         if dominates(v["elastream"], v["ds2"])),
+                                                         if no_worse(v["elastream"], v["ds2"])),
         "families_slo_and_cost_le_ds2": sorted(f for f, v in fams.items()
-                                               if v["elastream"]["slo_violation_s"] <= v["ds2"]["slo_violation_s"]
-                                               and v["elastream"]["executor_seconds"] <= v["ds2"]["executor_seconds"]),
+                                               if no_worse(v["elastream"], v["ds2"], SLO_AND_COST)),
     }
 
 
@@ -103,10 +105,9 @@ def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...],
               "|---|---|---|---|---:|"]
     for fam, v in families.items():
         e, d = v["elastream"], v["ds2"]
-        lines.append(f"| {fam} | {'yes' if dominates(e, d) else '**no**'} | "
-                     f"{'yes' if e['slo_violation_s'] <= d['slo_violation_s'] else '**no**'} | "
-                     f"{'yes' if e['executor_seconds'] <= d['executor_seconds'] else '**no**'} | "
-                     f"{e['rescales']} / {d['rescales']} |")
+        checks = [no_worse(e, d), no_worse(e, d, ["slo_violation_s"]), no_worse(e, d, ["executor_seconds"])]
+        lines.append(f"| {fam} | " + " | ".join("yes" if ok else "**no**" for ok in checks)
+                     + f" | {e['rescales']} / {d['rescales']} |")
     med = agg["median_run_x_oracle"]
     lines += ["", f"Aggregate over the families' runs: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's "
               "rescales; the median run costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. "

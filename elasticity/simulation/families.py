@@ -19,22 +19,19 @@ TUNING_SEEDS = tuple(range(0, 4))
 REPORTING_SEEDS = tuple(range(100, 106))
 
 
-def _windows(t: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """True where t falls in any [start, start + length)."""
-    on = np.zeros(t.shape, dtype=bool)
-    for s0, ln in zip(starts, lengths):
-        on |= (t >= s0) & (t < s0 + ln)
-    return on
+def _excursion(family: str, seed: int, base: float, factor: float, at: float, length: float,
+               hours: float) -> Scenario:
+    """`base` records/s, × factor from `at` for `length` seconds, once."""
+    return Scenario(f"{family}-{seed}", f"{base:.0f} records/s, ×{factor:.2f} from {at / 60:.0f} min for "
+                    f"{length / 60:.0f} min; {hours:g} h", hours * H, L.step(base, base * factor, at, at + length),
+                    seed=seed)
 
 
 def flash_crowd(seed: int) -> Scenario:
     """A one-off flash crowd: ×3–5 for 5–30 min, once, then the base load again for hours."""
     r = np.random.default_rng(seed)
     base, factor = r.uniform(1000, 2500), r.uniform(3, 5)
-    at, length = r.uniform(0.5 * H, 1.5 * H), r.uniform(5 * 60, 30 * 60)
-    load = L.step(base, base * factor, at, at + length)
-    return Scenario(f"flash-crowd-{seed}", f"{base:.0f} records/s, ×{factor:.1f} from {at / 60:.0f} min for "
-                    f"{length / 60:.0f} min; 5 h", 5 * H, load, seed=seed)
+    return _excursion("flash-crowd", seed, base, factor, r.uniform(0.5 * H, 1.5 * H), r.uniform(5 * 60, 30 * 60), 5)
 
 
 def sawtooth(seed: int) -> Scenario:
@@ -76,10 +73,7 @@ def web_day(seed: int) -> Scenario:
         t = np.asarray(t, dtype=float)
         hour = 24 * np.mod(t, day) / day
         humps = np.exp(-((hour - 10) / 2.5) ** 2) + 0.8 * np.exp(-((hour - 20) / 2.0) ** 2)
-        mult = np.ones_like(t)
-        for s0, ln, k in zip(starts, lengths, sizes):
-            mult = np.where((t >= s0) & (t < s0 + ln), k, mult)
-        return base * (1 + (peak - 1) * humps) * mult
+        return base * (1 + (peak - 1) * humps) * L.windows(t, starts, lengths, sizes)
     return Scenario(f"web-day-{seed}", f"a day in 12 h: {base:.0f} records/s, peaks ×{peak:.1f} at 10 and 20 h, "
                     f"{n} heavy-tailed bursts", day, load, noise_sd=0.08, dt=2.0, seed=seed)
 
@@ -103,7 +97,7 @@ def on_off(seed: int) -> Scenario:
         lengths.append(r.uniform(3 * 60, 20 * 60))
         t += lengths[-1] + r.uniform(10 * 60, 60 * 60)
     s, ln = np.array(starts), np.array(lengths)
-    load = lambda t: np.where(_windows(np.asarray(t, dtype=float), s, ln), base * factor, base)  # noqa: E731
+    load = lambda t: base * L.windows(t, s, ln, factor)  # noqa: E731
     return Scenario(f"on-off-{seed}", f"{base:.0f} records/s, {len(s)} bursts ×{factor:.1f} of 3–20 min; 4 h",
                     horizon, load, seed=seed)
 
@@ -114,13 +108,7 @@ def rare_spikes(seed: int) -> Scenario:
     base, horizon = r.uniform(1000, 2500), 6 * H
     n = max(1, r.poisson(horizon / (2 * H)))
     s, ln, k = np.sort(r.uniform(0.2 * H, horizon, n)), r.uniform(30, 120, n), r.uniform(2, 4, n)
-
-    def load(t):
-        t = np.asarray(t, dtype=float)
-        mult = np.ones_like(t)
-        for s0, l0, k0 in zip(s, ln, k):
-            mult = np.where((t >= s0) & (t < s0 + l0), k0, mult)
-        return base * mult
+    load = lambda t: base * L.windows(t, s, ln, k)  # noqa: E731
     return Scenario(f"rare-spikes-{seed}", f"{base:.0f} records/s with {n} spikes ×2–4 of 30–120 s; 6 h", horizon,
                     load, seed=seed)
 
@@ -129,10 +117,7 @@ def step_down_up(seed: int) -> Scenario:
     """A step down to 30–60 % for 30–90 min, then back up."""
     r = np.random.default_rng(seed)
     base, low = r.uniform(2000, 3500), r.uniform(0.3, 0.6)
-    at, length = r.uniform(0.5 * H, 1 * H), r.uniform(30 * 60, 90 * 60)
-    load = L.step(base, base * low, at, at + length)
-    return Scenario(f"step-down-up-{seed}", f"{base:.0f} records/s, ×{low:.2f} from {at / 60:.0f} min for "
-                    f"{length / 60:.0f} min; 3 h", 3 * H, load, seed=seed)
+    return _excursion("step-down-up", seed, base, low, r.uniform(0.5 * H, 1 * H), r.uniform(30 * 60, 90 * 60), 3)
 
 
 FAMILIES: dict[str, Callable[[int], Scenario]] = {

@@ -61,11 +61,19 @@ def diurnal(mean: float, amplitude: float, day_s: float, bursts_per_hour: float 
         w = 2 * np.pi * t / day_s
         shape = 0.6 * np.sin(w - np.pi / 2) + 0.4 * np.sin(2 * w - np.pi / 2)  # −1 at midnight
         base = mean + amplitude * shape / 1.0
-        mult = np.ones_like(t)
-        for s0, ln in zip(starts, lengths):
-            mult = np.where((t >= s0) & (t < s0 + ln), burst_factor, mult)
-        return np.maximum(base, 0.0) * mult
+        return np.maximum(base, 0.0) * windows(t, starts, lengths, burst_factor)
     return f
+
+
+def windows(t: np.ndarray, starts, lengths, factors) -> np.ndarray:
+    """A multiplier over t: factors[i] (or one factor for all) within [starts[i], starts[i] + lengths[i]), 1
+    elsewhere; where windows overlap, the later one counts."""
+    t = np.asarray(t, dtype=float)
+    factors = np.broadcast_to(np.asarray(factors, dtype=float), np.shape(starts))
+    mult = np.ones_like(t)
+    for s0, ln, k in zip(starts, lengths, factors):
+        mult = np.where((t >= s0) & (t < s0 + ln), k, mult)
+    return mult
 
 
 def noisy(rates: np.ndarray, sd: float, seed: int, corr: float = 0.7) -> np.ndarray:

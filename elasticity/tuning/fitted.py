@@ -20,7 +20,7 @@ from typing import Any
 from elasticity.errors import InputError
 from elasticity.tuning.loop import EvaluationFailed
 from elasticity.tuning.problems import SparkLikeJob
-from elasticity.tuning.space import Choice, ConfigSpace, Float, Int
+from elasticity.tuning.space import ConfigSpace
 
 WRONG_OUTCOME = 1.0  # the penalty, in squared log units, for a trial predicted to pass that failed or vice versa
 GRID = {"record_cpu_ms": [0.01 * 1.6 ** i for i in range(14)],
@@ -39,7 +39,6 @@ class FittedJob:
     scale: float
     space: ConfigSpace
     fit_error: float  # root mean squared log error over the run's passed trials
-    trials: int
 
     def evaluate(self, config: dict[str, Any]) -> float:
         return self.scale * self.job.evaluate({**config, "executors": self.executors})
@@ -50,22 +49,13 @@ def load_report(name: str) -> dict[str, Any]:
     return json.loads(resources.files("elasticity.tuning").joinpath("runs", f"{name}.json").read_text())
 
 
-def space_of(report: dict[str, Any]) -> ConfigSpace:
-    kinds = {"int": Int, "float": Float, "choice": Choice}
-    knobs = []
-    for k in report["space"]:
-        fields = {f: (tuple(v) if f == "values" else v) for f, v in k.items() if f != "type"}
-        knobs.append(kinds[k["type"]](**fields))
-    return ConfigSpace(knobs)
-
-
 def fit(report: dict[str, Any], name: str) -> FittedJob:
     """The constants that best reproduce the report's trials (InputError when it has too few to fit)."""
     trials = [(t["config"], t["p99_s"]) for t in report.get("trials", [])]
     passed = [(c, v) for c, v in trials if v is not None]
     if len(passed) < 3:
         raise InputError(f"{name}: {len(passed)} trials passed; a fit needs at least 3")
-    space, load = space_of(report), report["load"]
+    space, load = ConfigSpace.from_description(report["space"]), report["load"]
     cores = next(k.high for k in space.knobs if k.name == "executor_cores")
     memory = next(k.high for k in space.knobs if k.name == "executor_memory_mb")
     base = SparkLikeJob(name, rate=float(load["rate"]), record_cpu_ms=1.0, state_mb=STATE_MB,
@@ -77,7 +67,7 @@ def fit(report: dict[str, Any], name: str) -> FittedJob:
         if best is None or loss < best[0]:
             best = (loss, job, scale, error)
     _, job, scale, error = best
-    return FittedJob(name, job, load["executors"], scale, space, error, len(trials))
+    return FittedJob(name, job, load["executors"], scale, space, error)
 
 
 def _loss(job: SparkLikeJob, executors: int, trials) -> tuple[float, float, float]:

@@ -78,6 +78,21 @@ def _with(u: np.ndarray, changes: dict[int, float]) -> np.ndarray:
     return v
 
 
+def _singles_and_pairs(u: np.ndarray, moves: dict[int, list[float]], paired: list[int],
+                       pair_moves: int | None = None) -> list[np.ndarray]:
+    """u with each knob in `moves` set to each of its moves, and with every two knobs of `paired` set together
+    (to each of their first `pair_moves` moves; all when None)."""
+    out = [_with(u, {i: m}) for i, ms in moves.items() for m in ms]
+    for n, a in enumerate(paired):
+        for b in paired[n + 1:]:
+            out += [_with(u, {a: ma, b: mb}) for ma in moves[a][:pair_moves] for mb in moves[b][:pair_moves]]
+    return out
+
+
+def _stack(u: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
+    return np.array(points) if points else np.empty((0, len(u)))
+
+
 def _scale(u: float, low: float, high: float, log: bool) -> float:
     u = min(max(float(u), 0.0), 1.0)
     if u in (0.0, 1.0):
@@ -122,6 +137,13 @@ class ConfigSpace:
         """The knobs as plain data (a report's record of what was searched)."""
         return [{"type": type(k).__name__.lower(), **asdict(k)} for k in self.knobs]
 
+    @classmethod
+    def from_description(cls, knobs: list[dict[str, Any]]) -> "ConfigSpace":
+        """The space `describe()` wrote (read back from a report)."""
+        kinds = {"int": Int, "float": Float, "choice": Choice}
+        return cls([kinds[k["type"]](**{f: tuple(v) if f == "values" else v for f, v in k.items() if f != "type"})
+                    for k in knobs])
+
     def config(self, u: np.ndarray) -> dict[str, Any]:
         return {k.name: k.value(x) for k, x in zip(self.knobs, u)}
 
@@ -153,11 +175,8 @@ class ConfigSpace:
         points with one number knob at either end of its range; the other knobs as at u."""
         few = self._few_valued()
         moves = {i: self._moves(i, u[i], reach=2) for i in few}
-        out = [_with(u, {i: m}) for i in few for m in moves[i]]
-        out += [_with(u, {a: ma, b: mb}) for n, a in enumerate(few) for b in few[n + 1:]
-                for ma in moves[a] for mb in moves[b]]
-        out += [_with(u, {i: end}) for i, k in enumerate(self.knobs) if isinstance(k, Float) for end in (0.0, 1.0)]
-        return np.array(out) if out else np.empty((0, len(u)))
+        ends = [_with(u, {i: end}) for i, k in enumerate(self.knobs) if isinstance(k, Float) for end in (0.0, 1.0)]
+        return _stack(u, _singles_and_pairs(u, moves, few) + ends)
 
     def neighbours(self, u: np.ndarray) -> np.ndarray:
         """Points one step from u: every knob moved alone (an integer or a choice by one value, and by half and
@@ -165,13 +184,9 @@ class ConfigSpace:
         integer or choice knobs moved by one value together. Steps in values, not in the unit cube, so that an
         integer knob always moves; pairs, because a good setting of one often needs another changed at once
         (executors and cores under a fixed number of cores)."""
-        moves = [self._moves(i, x) for i, x in enumerate(u)]
-        out = [_with(u, {i: m}) for i, ms in enumerate(moves) for m in ms]
+        moves = {i: self._moves(i, x) for i, x in enumerate(u)}
         discrete = [i for i, k in enumerate(self.knobs) if not isinstance(k, Float)]
-        for a_pos, a in enumerate(discrete):
-            for b in discrete[a_pos + 1:]:
-                out += [_with(u, {a: ma, b: mb}) for ma in moves[a][:2] for mb in moves[b][:2]]
-        return np.array(out) if out else np.empty((0, len(u)))
+        return _stack(u, _singles_and_pairs(u, moves, discrete, pair_moves=2))
 
     def _few_valued(self) -> list[int]:
         return [i for i, k in enumerate(self.knobs)

@@ -3,6 +3,7 @@ the optimisers on a known surface, and the Spark-like response surfaces of `elas
 fitted from a real run."""
 from __future__ import annotations
 
+import json
 import math
 import statistics
 
@@ -143,6 +144,7 @@ def test_bad_ranges_and_non_finite_objectives_are_named():
 
 def test_a_surface_fitted_from_a_real_run_reproduces_its_measurements_and_refuses_too_few():
     report = load_report("wordcount-real")
+    assert json.loads(json.dumps(ConfigSpace.from_description(report["space"]).describe())) == report["space"]
     surface = fit(report, "wordcount-real-fit")
     assert [k.name for k in surface.space.knobs] == [k["name"] for k in report["space"]]
     passed = [t for t in report["trials"] if t["p99_s"] is not None]
