@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="main: the built-in scenarios (default); broad: parameterised load families (flash crowds, "
                         "sawtooth ramps, a compressed week, a web-like day, slow growth, on/off bursts, rare "
                         "spikes, a step down and back up) over many seeds, plus the built-ins, judged per family")
-    e.add_argument("--seeds", choices=["reporting", "tuning"], default="reporting",
+    e.add_argument("--seeds", choices=["reporting", "tuning"],
                    help="with --suite broad: the seeds to draw the families from (default reporting; defaults "
                         "are chosen on the tuning seeds only)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -189,7 +189,11 @@ def _experiment_list(value: str) -> str:
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:
+    if getattr(args, "seeds", None) and getattr(args, "suite", "main") != "broad":
+        print("error: --seeds chooses the broad suite's seeds: give it with --suite broad")
+        return 2
     if getattr(args, "suite", "main") == "broad":
+        args.seeds = args.seeds or "reporting"
         from elasticity.broad_suite import bench_main
         section = f"elasticity-broad-{args.seeds}"
     else:

@@ -62,3 +62,10 @@ def test_families_sum_over_seeds_and_dominance_needs_all_three():
     assert agg["elastream_rescales_over_ds2"] == pytest.approx(0.4)  # the built-in "step" is not counted
     assert agg["median_run_x_oracle"]["elastream"] == pytest.approx(1.15)
     assert agg["families_slo_and_cost_le_ds2"] == []
+
+
+def test_seeds_without_the_broad_suite_is_refused_with_a_clear_error(capsys):
+    from elastream.cli import main
+
+    assert main(["bench", "elasticity", "--seeds", "tuning", "--no-docs"]) == 2
+    assert "--suite broad" in capsys.readouterr().out
