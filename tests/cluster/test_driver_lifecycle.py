@@ -1,6 +1,6 @@
 """The driver pod of a managed StreamApp on the real API server: recreated when deleted, replaced when it failed,
-stopped and started again by spec.suspend, restarted (with a condition saying why) when the spec it runs changes —
-but not when only spec.replicas does."""
+stopped and started again by spec.suspend, restarted (with an event and, while it lasts, a condition saying why)
+when the spec it runs changes — but not when only spec.replicas does."""
 import json
 import time
 
@@ -71,10 +71,10 @@ def test_spec_change_restarts_the_driver_and_says_why(running_app, namespace):
     old_hash = _driver(k, namespace)["metadata"]["annotations"]["elastream.io/spec-hash"]
     k.kubectl("patch", "streamapp", "wordcount", "-n", namespace, "--type=merge",
               "-p", '{"spec": {"spark": {"image": "example.org/spark-runner:0.2.0", "triggerInterval": "5s"}}}')
-    restarting = wait_for("Progressing Restarting", lambda: (c := condition(k, namespace, "Progressing"))
-                          .get("reason") == "Restarting" and c, every=0.2)
-    assert restarting["status"] == "True"
-    assert "spec.spark.image, spec.spark.triggerInterval changed" in restarting["message"], restarting
+    # the Restarting condition lasts only until the new driver runs (a moment on these nodes, where a poll on a
+    # busy machine can miss it): the event says the same and stays
+    said = wait_for("a Restarting event", lambda: events(k, namespace, "Restarting"))
+    assert any("spec.spark.image, spec.spark.triggerInterval changed" in m for m in said), said
     pod = _new_driver(k, namespace, old, "the restarted driver")
     assert pod["spec"]["containers"][0]["image"] == "example.org/spark-runner:0.2.0"
     assert pod["metadata"]["annotations"]["elastream.io/spec-hash"] != old_hash
