@@ -53,12 +53,15 @@ def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, st
     return out
 
 
-def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cfg: PolicyConfig | None = None
+def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cfg: PolicyConfig | None = None,
+                   max_intervals: int | None = None, blocks: dict[str, int] | None = None
                    ) -> dict[str, dict[str, float]]:
     """Per policy, the least executor-seconds (over the oracle's) of any schedule with perfect foresight and
     no more rescales than the policy made, from the same start, changing only at evaluation instants:
     "oracle_standard" gives every interval what the oracle gave it; "full_utilization" only carries its mean
-    load at 100 % utilization. inf = impossible (no rescale, and the start falls short somewhere)."""
+    load at 100 % utilization. inf = impossible (no rescale, and the start falls short somewhere).
+    max_intervals goes to RescaleBudgetBound (None: its MAX_INTERVALS); `blocks`, if given, receives per
+    standard the block size the floor was computed on (1 = exact)."""
     cfg = cfg or PolicyConfig()
     every = max(1, int(round(cfg.evaluation_interval_s / sc.dt)))
     tl = oracle.timeline
@@ -67,8 +70,12 @@ def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cf
     top = max(rescales.values(), default=0)
     job = SimulatedJob(sc.job_spec(), tl.arrivals, dt=sc.dt)
     model = Oracle(job, cfg.latency_target_s, cfg.max_parallelism, cfg.min_parallelism)
-    std = RescaleBudgetBound(top).fit(oracle_needs(tl.parallelism, every), start, weights)
-    full = RescaleBudgetBound(top).fit(full_utilization_needs(model, tl.arrivals, every), start, weights)
+    max_intervals = max_intervals or RescaleBudgetBound.MAX_INTERVALS
+    std = RescaleBudgetBound(top, max_intervals).fit(oracle_needs(tl.parallelism, every), start, weights)
+    full = RescaleBudgetBound(top, max_intervals).fit(full_utilization_needs(model, tl.arrivals, every), start,
+                                                      weights)
+    if blocks is not None:
+        blocks.update(oracle_standard=std.block_, full_utilization=full.block_)
     o = oracle.summary["executor_seconds"]
     return {"oracle_standard": {p: round(std.cost(k) / o, 4) for p, k in rescales.items()},
             "full_utilization": {p: round(full.cost(k) / o, 4) for p, k in rescales.items()}}

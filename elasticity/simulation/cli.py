@@ -2,13 +2,42 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from typing import TextIO
 
 from elasticity.errors import InputError
 from elasticity.simulation.runner import POLICIES, run
 from elasticity.simulation.scenarios import from_trace, get_scenario
 
 KEYS = ("slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "max_backlog")
+LONG_RUN_STEPS = 200_000  # from here (2.3 days at 1-s steps) a run takes minutes: say how far it is on stderr
+
+
+class StderrProgress:
+    """A run's progress(fraction) on stderr: on a terminal one line rewritten in place, in a log a line per 10 %
+    (stdout stays the summary alone)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label, self.stream = label, stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.shown = 0  # the last percent (terminal) or tenth (log) written
+
+    def __call__(self, fraction: float) -> None:
+        step = 100 if self.tty else 10
+        done = int(fraction * step + 1e-9)  # (k + 1) / n can fall a hair short of an exact tenth
+        if done <= self.shown:
+            return
+        self.shown = done
+        if self.tty:
+            self.stream.write(f"\r{self.label}: {done} %" + ("\n" if done == step else ""))
+        else:
+            self.stream.write(f"{self.label}: {done * 10} %\n")
+        self.stream.flush()
+
+
+def _progress(label: str, long_run: bool) -> StderrProgress | None:
+    return StderrProgress(label) if long_run else None
 
 
 def format_summary(summary: dict, scenario: str, policy: str) -> str:
@@ -22,21 +51,30 @@ def format_summary(summary: dict, scenario: str, policy: str) -> str:
     ])
 
 
-def format_references(scenario, result, seed, start: str) -> str:
+def format_references(scenario, result, seed, start: str, long_run: bool = False) -> str:
     """The run against the oracle (same load, same start) and against the rescale-budget floor: the least a
     foresighted schedule with as many rescales could spend (elasticity/simulation/bounds.py)."""
     from elasticity.benchmark import rescale_floors
 
-    oracle = run(scenario, "oracle", seed=seed, start=start)
+    oracle = run(scenario, "oracle", seed=seed, start=start, progress=_progress(f"the oracle on {scenario.name}",
+                                                                                long_run))
     cost, o = result.summary["executor_seconds"], oracle.summary["executor_seconds"]
     k = int(result.summary["rescales"])
-    floor = rescale_floors(scenario, oracle, {"run": k})["oracle_standard"]["run"]
-    vs_floor = f"{cost / o / floor:.3f} ×" if floor != float("inf") else "– (no schedule without a rescale"
-    vs_floor += (f" the least a foresighted schedule with {k} rescale{'s' if k != 1 else ''} could spend"
-                 if floor != float("inf") else " meets the oracle's standard)")
+    if long_run:
+        print(f"computing the rescale-budget floor for {k} rescales …", file=sys.stderr, flush=True)
+    blocks: dict[str, int] = {}
+    floor = rescale_floors(scenario, oracle, {"run": k}, blocks=blocks)["oracle_standard"]["run"]
     return "\n".join([f"  vs oracle       {cost / o:.3f} × its executor-seconds (it rescales freely at every step; "
                       f"SLO violation {oracle.summary['slo_violation_s']:.0f} s)",
-                      f"  vs floor        {vs_floor}"])
+                      f"  vs floor        {_vs_floor(cost / o, floor, k, blocks['oracle_standard'])}"])
+
+
+def _vs_floor(ratio: float, floor: float, k: int, block: int) -> str:
+    if floor == float("inf"):
+        return "– (no schedule without a rescale meets the oracle's standard)"
+    coarse = f" (a floor on {block}-interval blocks)" if block > 1 else ""
+    return (f"{ratio / floor:.3f} × the least a foresighted schedule with {k} rescale{'s' if k != 1 else ''} "
+            f"could spend{coarse}")
 
 
 def simulate_main(args) -> int:
@@ -51,11 +89,12 @@ def simulate_main(args) -> int:
         raise InputError("give --scenario NAME or --trace FILE.csv")
     seed = getattr(args, "seed", None)  # None = the scenario's fixed seed; 0 is a seed like any other
     start = getattr(args, "start", None) or "as-deployed"
-    result = run(scenario, policy, seed=seed, start=start)
+    long_run = round(scenario.duration_s / scenario.dt) >= LONG_RUN_STEPS
+    result = run(scenario, policy, seed=seed, start=start, progress=_progress(f"simulating {scenario.name}", long_run))
     summary = {k: result.summary[k] for k in KEYS}
     print(format_summary(summary, scenario.name, policy))
     if policy != "oracle":
-        print(format_references(scenario, result, seed, start))
+        print(format_references(scenario, result, seed, start, long_run))
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
         print(f"  json            {args.json}")

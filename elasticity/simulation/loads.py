@@ -6,11 +6,15 @@ a scenario with a fixed seed is the same for every policy — and the oracle can
 from __future__ import annotations
 
 import csv
+import io
 import math
+import sys
+from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -119,65 +123,143 @@ def _parse_time(text: str) -> float:
 
 # A trace is simulated at one step per second or finer, and the oracle plans over every step: these bounds keep a
 # run within minutes and a few hundred MB, and turn a mistaken file (epoch milliseconds read as seconds, a log
-# pasted whole) into a clear error instead of a machine brought down.
+# pasted whole) into a clear error instead of a machine brought down. The file is read as a stream and refused
+# as soon as it passes a bound, so a huge file (or an endless pipe) costs no more than the bound.
 MAX_TRACE_BYTES = 32 * 1024 * 1024
 MAX_TRACE_ROWS = 500_000
 MAX_TRACE_SPAN_S = 7 * 86400.0
 MAX_TRACE_RATE = 1e9
+STDIN = "-"
+
+
+class _ByteLimit(io.RawIOBase):
+    """Passes bytes through and refuses the trace once more than MAX_TRACE_BYTES went by: the size bound holds
+    for standard input as well as a file, and memory stays bounded even by a file with no line breaks."""
+
+    def __init__(self, source, name: str) -> None:
+        super().__init__()
+        self.source, self.name, self.count = source, name, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        data = self.source.read(len(buffer))
+        self.count += len(data)
+        if self.count > MAX_TRACE_BYTES:
+            raise InputError(f"{self.name}: the trace is more than {MAX_TRACE_BYTES / 2**20:g} MiB; at most "
+                             f"{MAX_TRACE_BYTES / 2**20:g} MiB ({MAX_TRACE_ROWS} rows) is read: resample it coarser")
+        buffer[:len(data)] = data
+        return len(data)
+
+
+@contextmanager
+def _trace_text(path: str, name: str) -> Iterator[io.TextIOBase]:
+    """The trace as text lines (utf-8, with or without a byte-order mark), from a file or, for "-", stdin."""
+    if path == STDIN:
+        source, owned = sys.stdin.buffer, False
+    else:
+        file = Path(path)
+        if not file.exists():
+            raise InputError(f"{name}: no such trace file")
+        if file.is_file() and file.stat().st_size > MAX_TRACE_BYTES:  # refused without reading a byte
+            raise InputError(f"{name}: the trace is {file.stat().st_size / 2**20:.0f} MiB; at most "
+                             f"{MAX_TRACE_BYTES / 2**20:g} MiB ({MAX_TRACE_ROWS} rows) is read: resample it coarser")
+        try:
+            source, owned = open(file, "rb"), True
+        except OSError as err:
+            raise InputError(f"{name}: cannot read the trace: {err}") from None
+    text = io.TextIOWrapper(io.BufferedReader(_ByteLimit(source, name)), encoding="utf-8-sig")
+    try:
+        yield text
+    finally:
+        text.close()  # closes the wrappers only: stdin stays open
+        if owned:
+            source.close()
+
+
+def _content_lines(text: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, line) of each line that is neither blank nor a '#' comment."""
+    for no, line in enumerate(text, 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            yield no, line
+
+
+def _cells(line: str) -> list[str]:
+    # csv only matters for quoted cells; a plain split is several times faster on the usual unquoted row
+    cells = next(csv.reader([line])) if '"' in line else line.split(",")
+    return [c.strip() for c in cells]
+
+
+def _header(lines: Iterator[tuple[int, str]], name: str) -> tuple[int, int, list[str]]:
+    """The positions of the time and rate columns, and all column names."""
+    first = next(lines, None)
+    if first is None:
+        raise InputError(f"{name}: the trace is empty (expected a header 'time,rate' and at least two rows)")
+    no, head = first
+    cols = [c.lower() for c in _cells(head)]
+    if "time" not in cols or "rate" not in cols:
+        raise InputError(f"{name}:{no}: expected a header with columns 'time,rate', got {head.strip()!r}")
+    return cols.index("time"), cols.index("rate"), cols
+
+
+def _row(no: int, line: str, cols: list[str], it: int, ir: int, name: str, first: float | None,
+         previous: float | None) -> tuple[float, float]:
+    """One row's (time, rate), checked; `first` and `previous` are the times of the first and previous rows."""
+    cells = _cells(line)
+    if len(cells) != len(cols):
+        raise InputError(f"{name}:{no}: expected {len(cols)} columns ({','.join(cols)}), got {len(cells)}: "
+                         f"{line.strip()!r}")
+    try:
+        t = _parse_time(cells[it])
+    except ValueError:
+        raise InputError(f"{name}:{no}: time {cells[it]!r} is not a number of seconds or an ISO-8601 time") from None
+    try:
+        r = float(cells[ir])
+    except ValueError:
+        raise InputError(f"{name}:{no}: rate {cells[ir]!r} is not a number") from None
+    if not (math.isfinite(t) and math.isfinite(r)):
+        raise InputError(f"{name}:{no}: time and rate must be finite numbers")
+    if r < 0:
+        raise InputError(f"{name}:{no}: rate {cells[ir]} is negative")
+    if r > MAX_TRACE_RATE:
+        raise InputError(f"{name}:{no}: rate {cells[ir][:20]} is above {MAX_TRACE_RATE:.0e} records/s")
+    if previous is not None and t <= previous:
+        raise InputError(f"{name}:{no}: time {cells[it]} does not increase (previous row: {previous + 0:g})")
+    if first is not None and t - first > MAX_TRACE_SPAN_S:
+        raise InputError(f"{name}:{no}: the trace spans more than {MAX_TRACE_SPAN_S / 86400:.0f} days "
+                         f"({t - first:.3g} s from its first row); times are in seconds (or ISO-8601)")
+    return t, r
+
+
+def _rows(lines: Iterator[tuple[int, str]], name: str) -> tuple[array, array]:
+    """Times and rates of every row after the header, stopping at the first row past a bound."""
+    it, ir, cols = _header(lines, name)
+    times, rates = array("d"), array("d")
+    for no, line in lines:
+        if len(times) == MAX_TRACE_ROWS:
+            raise InputError(f"{name}: the trace has more than {MAX_TRACE_ROWS} rows; at most {MAX_TRACE_ROWS} "
+                             "are read: resample it coarser")
+        t, r = _row(no, line, cols, it, ir, name, times[0] if times else None, times[-1] if times else None)
+        times.append(t)
+        rates.append(r)
+    return times, rates
 
 
 def read_trace(path: str | Path) -> Trace:
-    """Read a `time,rate` CSV: a header naming the two columns (any order, any case), then one row per
-    point; time in seconds (any origin) or ISO-8601; rate in records/s, ≥ 0; times strictly increasing.
-    Blank lines and lines starting with '#' are skipped. Errors name the file and line."""
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"{path}: no such trace file")
-    if path.is_file() and path.stat().st_size > MAX_TRACE_BYTES:
-        raise InputError(f"{path}: the trace is {path.stat().st_size / 2**20:.0f} MiB; at most "
-                         f"{MAX_TRACE_BYTES // 2**20} MiB ({MAX_TRACE_ROWS} rows) is read: resample it coarser")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: cannot read the trace: {err}") from None
-    rows = [(i + 1, line) for i, line in enumerate(text.splitlines()) if line.strip() and not line.lstrip().startswith("#")]
-    if len(rows) > MAX_TRACE_ROWS + 1:
-        raise InputError(f"{path}: the trace has {len(rows) - 1} rows; at most {MAX_TRACE_ROWS}: resample it coarser")
-    if not rows:
-        raise InputError(f"{path}: the trace is empty (expected a header 'time,rate' and at least two rows)")
-    head_no, head = rows[0]
-    cols = [c.strip().lower() for c in next(csv.reader([head]))]
-    if "time" not in cols or "rate" not in cols:
-        raise InputError(f"{path}:{head_no}: expected a header with columns 'time,rate', got {head.strip()!r}")
-    it, ir = cols.index("time"), cols.index("rate")
-    times, rates = [], []
-    for no, line in rows[1:]:
-        cells = [c.strip() for c in next(csv.reader([line]))]
-        if len(cells) != len(cols):
-            raise InputError(f"{path}:{no}: expected {len(cols)} columns ({','.join(cols)}), got {len(cells)}: "
-                             f"{line.strip()!r}")
+    """Read a `time,rate` CSV from a file, or from standard input for "-": a header naming the two columns (any
+    order, any case), then one row per point; time in seconds (any origin) or ISO-8601; rate in records/s,
+    ≥ 0; times strictly increasing. Blank lines and lines starting with '#' are skipped. The text is parsed as
+    it is read, and refused at the first byte, row or second past a bound (MAX_TRACE_*). Errors name the file
+    and line."""
+    path = str(path)
+    name = "<stdin>" if path == STDIN else str(Path(path))
+    with _trace_text(path, name) as text:
         try:
-            t = _parse_time(cells[it])
-        except ValueError:
-            raise InputError(f"{path}:{no}: time {cells[it]!r} is not a number of seconds or an ISO-8601 time") from None
-        try:
-            r = float(cells[ir])
-        except ValueError:
-            raise InputError(f"{path}:{no}: rate {cells[ir]!r} is not a number") from None
-        if not (math.isfinite(t) and math.isfinite(r)):
-            raise InputError(f"{path}:{no}: time and rate must be finite numbers")
-        if r < 0:
-            raise InputError(f"{path}:{no}: rate {cells[ir]} is negative")
-        if r > MAX_TRACE_RATE:
-            raise InputError(f"{path}:{no}: rate {cells[ir][:20]} is above {MAX_TRACE_RATE:.0e} records/s")
-        if times and t <= times[-1]:
-            raise InputError(f"{path}:{no}: time {cells[it]} does not increase (previous row: {times[-1] + 0:g})")
-        if times and t - times[0] > MAX_TRACE_SPAN_S:
-            raise InputError(f"{path}:{no}: the trace spans more than {MAX_TRACE_SPAN_S / 86400:.0f} days "
-                             f"({t - times[0]:.3g} s from its first row); times are in seconds (or ISO-8601)")
-        times.append(t)
-        rates.append(r)
+            times, rates = _rows(_content_lines(text), name)
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"{name}: cannot read the trace: {err}") from None
     if len(times) < 2:
-        raise InputError(f"{path}: the trace needs at least two rows after the header, got {len(times)}")
-    ts = np.array(times) - times[0]
-    return Trace(ts, np.array(rates), str(path))
+        raise InputError(f"{name}: the trace needs at least two rows after the header, got {len(times)}")
+    ts = np.frombuffer(times, dtype=float) - times[0]
+    return Trace(ts, np.frombuffer(rates, dtype=float), name)

@@ -3,6 +3,7 @@ a ManualClock follows simulated time — the same core, through the same ports, 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -22,6 +23,7 @@ POLICIES = ("static", "hpa", "ds2", "mestream", "elastream", "rl", "oracle")
 #   criteria use this start); "right-sized" — the parallelism the oracle itself picks for the first step (the
 #   least that meets the latency target for the next seconds); reported as a sensitivity run.
 STARTS = ("as-deployed", "right-sized")
+PROGRESS_REPORTS = 100  # at most this many progress calls per run: cheap next to the steps, fine enough to watch
 
 
 @dataclass
@@ -46,10 +48,24 @@ def summarize(tl: Timeline, dt: float, latency_target_s: float, rescales: int) -
     }
 
 
+def _reporter(n_steps: int, progress: Callable[[float], None] | None) -> Callable[[int], None]:
+    """report(k) after step k: calls progress(fraction done) every n_steps / PROGRESS_REPORTS steps and at the end."""
+    if progress is None:
+        return lambda k: None
+    every = max(1, -(-n_steps // PROGRESS_REPORTS))
+
+    def report(k: int) -> None:
+        if (k + 1) % every == 0 or k + 1 == n_steps:
+            progress((k + 1) / n_steps)
+    return report
+
+
 def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, seed: int | None = None,
-        keep_decisions: bool = False, start: str = "as-deployed", agent: Policy | None = None) -> SimResult:
+        keep_decisions: bool = False, start: str = "as-deployed", agent: Policy | None = None,
+        progress: Callable[[float], None] | None = None) -> SimResult:
     """Simulate `scenario` under `policy`; `agent` runs a policy object in its place (rl training tries
-    candidate weights this way)."""
+    candidate weights this way); `progress`, if given, is called with the fraction of steps done (0..1), at
+    most PROGRESS_REPORTS times."""
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
     if start not in STARTS:
@@ -64,11 +80,13 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
         job.set_initial_parallelism(Oracle(job, cfg.latency_target_s, cfg.max_parallelism,
                                            cfg.min_parallelism).targets(0))
     initial = list(job.p)
+    report = _reporter(job.n, progress)
     if policy == "oracle":
         oracle = Oracle(job, cfg.latency_target_s, cfg.max_parallelism, cfg.min_parallelism)
         for k in range(job.n):
             job.set_parallelism(oracle.targets(k))
             job.step()
+            report(k)
         rescales = job.rescales
     else:
         clock = ManualClock(0.0)
@@ -82,6 +100,7 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
                 d = scaler.scale()
                 if keep_decisions:
                     decisions.append(d)
+            report(k)
         rescales = job.rescales
     summary = summarize(job.tl, scenario.dt, cfg.latency_target_s, rescales)
     return SimResult(scenario.name, policy, summary, job.tl, [s.name for s in spec.stages], cfg.latency_target_s,

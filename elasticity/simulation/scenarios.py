@@ -119,5 +119,5 @@ def get_scenario(name: str) -> Scenario:
 def from_trace(path: str, noise_sd: float = 0.0) -> Scenario:
     tr = L.read_trace(path)
     dt = 1.0 if tr.duration_s >= 60 else max(tr.duration_s / 60.0, 1e-3)
-    return Scenario(f"trace:{path}", f"CSV trace {path} ({tr.duration_s:.0f}s)", tr.duration_s + dt, tr,
+    return Scenario(f"trace:{tr.path}", f"CSV trace {tr.path} ({tr.duration_s:.0f}s)", tr.duration_s + dt, tr,
                     noise_sd=noise_sd, dt=dt)

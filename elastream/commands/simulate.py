@@ -14,8 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--scenario", help="a built-in load scenario (an unknown name lists the valid ones)")
     src.add_argument("--trace", metavar="FILE.csv",
-                     help="a CSV load trace with header time,rate (time in seconds or ISO-8601; at most 500000 rows, "
-                     "7 days and 32 MiB: a larger trace is refused, naming the limit)")
+                     help="a CSV load trace with header time,rate, or - to read it from standard input (time in "
+                     "seconds or ISO-8601; at most 500000 rows, 7 days and 32 MiB: a larger trace is refused, naming "
+                     "the limit, as soon as the reading passes it)")
     p.add_argument("--policy", default="elastream", help="static | hpa | ds2 | mestream | elastream | rl | oracle")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")

@@ -79,3 +79,47 @@ def test_interval_helpers():
 
     needs = full_utilization_needs(FakeOracle(), np.array([50.0, 150.0, 250.0, 250.0, 900.0]), 2)
     assert needs.ravel().tolist() == [1, 3, 3]  # means 100, 250, 900 (capped at the largest parallelism)
+
+
+# --- past max_intervals: the DP over blocks ---------------------------------------------------------------
+def _random_instance(rng):
+    T, S = int(rng.integers(1, 41)), int(rng.integers(1, 4))
+    needs = rng.integers(1, 9, size=(T, S))
+    start = rng.integers(1, 9, size=S)
+    weights = rng.uniform(0.1, 5.0, size=T)
+    return needs, start, weights
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_blocks_give_a_floor_under_the_exact_bound_and_the_exact_bound_when_they_fit(seed):
+    rng = np.random.default_rng(seed)
+    coarse_below_exact = 0
+    for _ in range(150):
+        needs, start, weights = _random_instance(rng)
+        T, k = len(needs), int(rng.integers(0, 6))
+        exact = RescaleBudgetBound(k, max_intervals=10_000).fit(needs, start, weights)
+        small = int(rng.integers(1, max(T, 2)))  # fewer than T whenever T > 1: blocks of 2 or more
+        coarse = RescaleBudgetBound(k, max_intervals=small).fit(needs, start, weights)
+        assert exact.block_ == 1 and coarse.block_ == -(-T // small)
+        for m in range(k + 1):
+            assert coarse.cost(m) <= exact.cost(m) + 1e-9 * max(1.0, exact.cost(m))
+            coarse_below_exact += coarse.cost(m) < exact.cost(m) - 1e-9
+        fitting = RescaleBudgetBound(k, max_intervals=T).fit(needs, start, weights)
+        assert fitting.block_ == 1 and np.array_equal(fitting.costs_, exact.costs_)
+    assert coarse_below_exact > 0  # the blocks do lose something: the check above is not vacuous
+
+
+def test_a_block_needs_the_least_of_its_intervals_and_weighs_their_sum():
+    needs = np.array([[3, 1], [1, 4], [2, 2], [5, 5], [6, 1]])
+    bound = RescaleBudgetBound(5, max_intervals=2).fit(needs, np.array([9, 9]), np.array([1.0, 2, 3, 4, 5]))
+    assert bound.block_ == 3
+    # blocks [3,1],[1,4],[2,2] → (1, 1) over 6 s; [5,5],[6,1] → (5, 1) over 9 s; one rescale at 0 then one more
+    assert bound.cost(2) == 6 * 2 + 9 * 6
+    assert bound.cost(0) == 15 * 18  # the start covers everything
+
+
+def test_rescales_beyond_the_intervals_cost_what_one_per_interval_does():
+    needs = np.array([[2], [5], [1], [4]])
+    bound = RescaleBudgetBound(1000).fit(needs, np.array([1]), np.ones(4))
+    assert len(bound.costs_) == 1001
+    assert bound.cost(1000) == bound.cost(4) == needs.sum()
