@@ -8,7 +8,9 @@
 6. scale-down delay: a scale-down happens only once the job has wanted one (of any stage) without a break for
    scale_down_delay_s; then every stage that wants one goes down in the same rescale. Unset, it is 600 s, or
    what the policy's proposal asks for (elastream, for a scale-in its forecast is confident in)
-7. stabilization: no rescale within stabilization_window_s of the last one
+7. stabilization: no rescale within stabilization_window_s of the last one — except a scale-out the policy
+   finds urgent (Proposal.follow_up_after_s: the last rescale left a queue that keeps growing), which may come
+   that long after it
 8. rate limit: at most max_rescales_per_hour realized rescales in any hour
 9. advisor mode: decide, never realize
 """
@@ -23,6 +25,16 @@ from elasticity.state import AutoscalerState
 
 
 JOB = "*"  # the scale-down timer is per job: one scale-down rescale takes every stage that wants one
+
+
+def stabilization_s(proposal: Proposal, targets: dict[str, int], current: dict[str, int], cfg: PolicyConfig
+                    ) -> float:
+    """How long after the last rescale this one must wait: the stabilization window, or less for a scale-out
+    (nothing goes down) the policy finds urgent."""
+    follow_up = proposal.follow_up_after_s
+    if follow_up is not None and all(t >= current[n] for n, t in targets.items()):
+        return min(cfg.stabilization_window_s, follow_up)
+    return cfg.stabilization_window_s
 
 
 def metrics_problem(obs: JobObservation | None, now: float, cfg: PolicyConfig,
@@ -135,7 +147,8 @@ def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState
     if blocks:
         reason += " [" + "; ".join(dict.fromkeys(r for _, r in blocks)) + "]"
     # 7. stabilization
-    if state.last_rescale_at is not None and now - state.last_rescale_at < cfg.stabilization_window_s:
+    if state.last_rescale_at is not None and now - state.last_rescale_at < stabilization_s(proposal, targets,
+                                                                                          current, cfg):
         return decision("hold", targets, f"hold: stabilizing after the rescale {now - state.last_rescale_at:.0f}s "
                         f"ago ({cfg.stabilization_window_s:.0f}s window) [wanted: {reason}]", "stabilization")
     # 8. rescales per hour

@@ -31,6 +31,9 @@ class Proposal:
     hold: bool = False
     # the scale-down delay the policy asks for (used only while PolicyConfig.scale_down_delay_s is unset)
     scale_down_delay_s: float | None = None
+    # a scale-out the policy finds urgent (the last rescale left a queue that keeps growing) may come this long
+    # after the last rescale instead of the stabilization window
+    follow_up_after_s: float | None = None
 
 
 class Policy(Protocol):

@@ -71,3 +71,25 @@ def test_the_engines_measured_stall_sets_the_pause_before_any_backlog_is_seen():
     assert ElastreamPolicy._stalling_pause(ctx) == 20.0
     short = PolicyContext(observation=obs(stage("src")), history=[], config=cfg, now=0.0, rescale_stall_s=1.0)
     assert ElastreamPolicy._stalling_pause(short) == 0.0  # well under the latency target: no stalling rescale
+
+
+def _overloaded(pol, cfg, mem, t, backlog, rescaled_at):
+    # 4,000 records/s on 6 instances of 400/s, running flat out with a queue
+    o = obs(stage("src", p=6, rate=4000.0, proc=2400.0, busy=1.0, backlog=backlog, maxp=360), t=t)
+    return pol.propose(PolicyContext(o, [o], cfg, t, mem, last_rescale_at=rescaled_at))
+
+
+def test_a_queue_that_keeps_growing_after_a_rescale_asks_for_an_early_follow_up():
+    cfg, pol, mem = PolicyConfig(latency_target_s=5.0, elastream_follow_up_s=90.0), ElastreamPolicy(), {}
+    _overloaded(pol, cfg, mem, 30.0, backlog=20_000.0, rescaled_at=0.0)
+    grew = _overloaded(pol, cfg, mem, 60.0, backlog=40_000.0, rescaled_at=0.0)  # 10 s of input, and growing
+    assert grew.follow_up_after_s == 90.0 and "urgent: the queue the last rescale left grows" in grew.reason
+    shrank = _overloaded(pol, cfg, mem, 90.0, backlog=30_000.0, rescaled_at=0.0)
+    assert shrank.follow_up_after_s is None, "a queue that drains waits out the stabilization window"
+
+
+def test_no_follow_up_without_a_rescale_or_when_switched_off():
+    for cfg, rescaled_at in ((PolicyConfig(), None), (PolicyConfig(elastream_follow_up_s=0.0), 0.0)):
+        pol, mem = ElastreamPolicy(), {}
+        _overloaded(pol, cfg, mem, 30.0, backlog=20_000.0, rescaled_at=rescaled_at)
+        assert _overloaded(pol, cfg, mem, 60.0, backlog=40_000.0, rescaled_at=rescaled_at).follow_up_after_s is None

@@ -16,9 +16,11 @@ class FixedPolicy:
 
     def __init__(self, targets):
         self.targets = dict(targets)
+        self.follow_up_after_s = None
 
     def propose(self, ctx):
-        return Proposal(dict(self.targets), f"fixed wants {self.targets}", {"x": 1.0})
+        return Proposal(dict(self.targets), f"fixed wants {self.targets}", {"x": 1.0},
+                        follow_up_after_s=self.follow_up_after_s)
 
 
 def make(targets, **cfg):
@@ -115,6 +117,31 @@ def test_stabilization_window_blocks_a_second_rescale():
     src.observation = o(p=6, t=1300.0)
     assert a.scale().action == "scale"
     assert len(realizer.applied) == 2
+
+
+def test_an_urgent_scale_out_follows_the_last_rescale_before_the_window_ends():
+    a, src, clock, realizer, *_ = make({"src": 6})
+    src.observation = o()
+    assert a.scale().action == "scale"
+    a.policy.targets, a.policy.follow_up_after_s = {"src": 8}, 90.0
+    clock.t = 1060.0
+    src.observation = o(p=6, t=1060.0)
+    d = a.scale()
+    assert d.hold and d.guard == "stabilization", "sooner than the policy's follow-up"
+    clock.t = 1090.0
+    src.observation = o(p=6, t=1090.0)
+    assert a.scale().action == "scale" and realizer.applied[-1].targets == {"src": 8}
+
+
+def test_follow_up_never_shortens_the_window_for_a_scale_down():
+    a, src, clock, realizer, *_ = make({"src": 6}, scale_down_delay_s=0)
+    src.observation = o()
+    assert a.scale().action == "scale"
+    a.policy.targets, a.policy.follow_up_after_s = {"src": 4}, 30.0
+    clock.t = 1120.0
+    src.observation = o(p=6, t=1120.0)
+    d = a.scale()
+    assert d.hold and d.guard == "stabilization" and len(realizer.applied) == 1
 
 
 def test_scale_down_delay():
