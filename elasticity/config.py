@@ -89,7 +89,7 @@ class PolicyConfig(BaseModel):
     # of catch_up_duration_s: every second it lasts is an SLO violation
     elastream_slo_catch_up_s: float = Field(60.0, gt=0)
     # a scale-out may follow the last rescale after this long (not the stabilization window) when that rescale
-    # left a queue breaking the latency target that still grows: it was too small (a step read half-way); 0 = off
+    # left a queue past the backlog tolerance that still grows: it was too small (a step read half-way); 0 = off
     elastream_follow_up_s: float = Field(90.0, ge=0)
     # after a scale-out within the hour, a scale-in never spends the last this many rescales of the hourly budget
     elastream_scale_out_reserve: int = Field(1, ge=0)

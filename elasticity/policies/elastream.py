@@ -22,6 +22,8 @@
    (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back.
 8. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
    stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
+9. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
+   scale-out asks to come `elastream_follow_up_s` after it instead of a whole stabilization window later.
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
 """
@@ -95,15 +97,16 @@ class ElastreamPolicy:
 
     @staticmethod
     def _follow_up(ctx: PolicyContext) -> float | None:
-        """`elastream_follow_up_s` when the last rescale left the job behind: a queue worth more than the latency
-        target that grew since the last evaluation (a scale-out sized on a step half-seen, or a scale-in the load
-        outran). A scale-out may then follow it before the stabilization window ends. Else None."""
+        """`elastream_follow_up_s` when the last rescale left the job behind: a queue past the backlog
+        tolerance (the guards' "catching up") that grew since the last evaluation (a scale-out sized on a step
+        half-seen, or a scale-in the load outran). A scale-out may then follow it before the stabilization window
+        ends. Else None."""
         cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
         backlog, rate = sum(float(s.backlog or 0.0) for s in obs.stages), obs.source_rate()
         before, mem["queue_before"] = mem.get("queue_before"), backlog
         if cfg.elastream_follow_up_s <= 0 or ctx.last_rescale_at is None or before is None or rate <= 0:
             return None
-        behind = backlog / rate > cfg.latency_target_s and backlog > before
+        behind = backlog / rate > cfg.effective_backlog_tolerance_s and backlog > before
         return cfg.elastream_follow_up_s if behind else None
 
     @staticmethod
