@@ -147,10 +147,10 @@ def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState
     if blocks:
         reason += " [" + "; ".join(dict.fromkeys(r for _, r in blocks)) + "]"
     # 7. stabilization
-    if state.last_rescale_at is not None and now - state.last_rescale_at < stabilization_s(proposal, targets,
-                                                                                          current, cfg):
+    window = stabilization_s(proposal, targets, current, cfg)
+    if state.last_rescale_at is not None and now - state.last_rescale_at < window:
         return decision("hold", targets, f"hold: stabilizing after the rescale {now - state.last_rescale_at:.0f}s "
-                        f"ago ({cfg.stabilization_window_s:.0f}s window) [wanted: {reason}]", "stabilization")
+                        f"ago ({window:.0f}s window) [wanted: {reason}]", "stabilization")
     # 8. rescales per hour
     recent = [t for t in state.rescale_times if now - t < 3600.0]
     if len(recent) >= cfg.max_rescales_per_hour:

@@ -96,18 +96,18 @@ class ElastreamPolicy:
         return len(seen), any(up for _, up in seen)
 
     @staticmethod
-    def _follow_up(ctx: PolicyContext) -> float | None:
-        """`elastream_follow_up_s` when the last rescale left the job behind: a queue past the backlog
-        tolerance (the guards' "catching up") that grew since the last evaluation (a scale-out sized on a step
-        half-seen, or a scale-in the load outran). A scale-out may then follow it before the stabilization window
-        ends. Else None."""
-        cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
-        backlog, rate = sum(float(s.backlog or 0.0) for s in obs.stages), obs.source_rate()
+    def _follow_up(ctx: PolicyContext) -> tuple[float | None, float]:
+        """(`elastream_follow_up_s` or None, the job's queue): the follow-up when the last rescale left the job
+        behind — a queue the guards call catching up that grew since the last evaluation (a scale-out sized on a
+        step half-seen, or a scale-in the load outran). A scale-out may then follow it before the stabilization
+        window ends."""
+        from elasticity.guards import backlog_catching_up  # the guards import the policies
+
+        cfg, mem = ctx.config, ctx.memory
+        catching, backlog, _ = backlog_catching_up(ctx.observation, cfg)
         before, mem["queue_before"] = mem.get("queue_before"), backlog
-        if cfg.elastream_follow_up_s <= 0 or ctx.last_rescale_at is None or before is None or rate <= 0:
-            return None
-        behind = backlog / rate > cfg.effective_backlog_tolerance_s and backlog > before
-        return cfg.elastream_follow_up_s if behind else None
+        behind = catching and before is not None and backlog > before and ctx.last_rescale_at is not None
+        return (cfg.elastream_follow_up_s if behind and cfg.elastream_follow_up_s > 0 else None), backlog
 
     @staticmethod
     def _stalling_pause(ctx: PolicyContext) -> float:
@@ -168,7 +168,7 @@ class ElastreamPolicy:
         inputs = self._inputs(obs, look)
         hot = self._hot_stages(obs, look, cfg)
         targets, parts, delay, waiting = dict(current), [], None, ""
-        follow_up = self._follow_up(ctx)
+        follow_up, queued = self._follow_up(ctx)
         if hot:
             targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
         elif look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
@@ -180,11 +180,10 @@ class ElastreamPolicy:
                 targets, parts, delay = found[0], [found[1]], None
         if parts:
             parts += self._bursts_kept(look)
-            if follow_up is not None and hot:
-                queued = sum(float(st.backlog or 0.0) for st in obs.stages)
+            urgent = follow_up if hot else None  # only a scale-out may come early
+            if urgent is not None:
                 parts.append(f"urgent: the queue the last rescale left grows ({fmt_count(queued)} records)")
-            return Proposal(targets, "; ".join(parts), inputs, scale_down_delay_s=delay,
-                            follow_up_after_s=follow_up if hot else None)
+            return Proposal(targets, "; ".join(parts), inputs, scale_down_delay_s=delay, follow_up_after_s=urgent)
         return Proposal(targets, waiting or f"steady: planned load within {look.u_up:.0%} of capacity; no scale-in "
                         f"saves {cfg.elastream_min_saving:.0%}", inputs)
 

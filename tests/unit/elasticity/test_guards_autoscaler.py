@@ -119,29 +119,30 @@ def test_stabilization_window_blocks_a_second_rescale():
     assert len(realizer.applied) == 2
 
 
-def test_an_urgent_scale_out_follows_the_last_rescale_before_the_window_ends():
-    a, src, clock, realizer, *_ = make({"src": 6})
+def _rescaled_then_wanting(targets, follow_up_s, t, **cfg):
+    """Rescaled to 6 at 1000 s; at t the policy wants `targets` and asks for a follow-up after follow_up_s."""
+    a, src, clock, realizer, *_ = make({"src": 6}, **cfg)
     src.observation = o()
     assert a.scale().action == "scale"
-    a.policy.targets, a.policy.follow_up_after_s = {"src": 8}, 90.0
-    clock.t = 1060.0
-    src.observation = o(p=6, t=1060.0)
+    a.policy.targets, a.policy.follow_up_after_s = targets, follow_up_s
+    clock.t = t
+    src.observation = o(p=6, t=t)
+    return a, src, clock, realizer
+
+
+def test_an_urgent_scale_out_follows_the_last_rescale_before_the_window_ends():
+    a, src, clock, realizer = _rescaled_then_wanting({"src": 8}, 90.0, 1060.0)
     d = a.scale()
-    assert d.hold and d.guard == "stabilization", "sooner than the policy's follow-up"
+    assert d.hold and d.guard == "stabilization" and "(90s window)" in d.reason, "sooner than the follow-up"
     clock.t = 1090.0
     src.observation = o(p=6, t=1090.0)
     assert a.scale().action == "scale" and realizer.applied[-1].targets == {"src": 8}
 
 
 def test_follow_up_never_shortens_the_window_for_a_scale_down():
-    a, src, clock, realizer, *_ = make({"src": 6}, scale_down_delay_s=0)
-    src.observation = o()
-    assert a.scale().action == "scale"
-    a.policy.targets, a.policy.follow_up_after_s = {"src": 4}, 30.0
-    clock.t = 1120.0
-    src.observation = o(p=6, t=1120.0)
+    a, _, _, realizer = _rescaled_then_wanting({"src": 4}, 30.0, 1120.0, scale_down_delay_s=0)
     d = a.scale()
-    assert d.hold and d.guard == "stabilization" and len(realizer.applied) == 1
+    assert d.hold and d.guard == "stabilization" and "(300s window)" in d.reason and len(realizer.applied) == 1
 
 
 def test_scale_down_delay():
