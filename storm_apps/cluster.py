@@ -3,6 +3,12 @@
 
 Like LocalSparkCluster, stop() ends every process it started (each daemon leads a process group that also holds the
 workers and their Python components), and the daemons get SIGTERM if the thread that called start() dies.
+
+Storm's daemons are fail-fast and expect to run under supervision (Storm's "Setting up a Storm cluster": "run them
+under supervision"): a supervisor halts, for one, when two rebalances change a topology's conf seconds apart
+(`Halting process: Error when processing an event`, a CancellationException in its slot's blob update). So once
+started, the cluster watches its daemons and starts again one that exits, with the same conf and state, as
+supervisord would, up to MAX_RESTARTS times each.
 """
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +29,8 @@ from storm_apps.distribution import SCHEDULER_CLASS, storm_home
 ZOOKEEPER = "org.apache.storm.command.DevZookeeper"
 NIMBUS = "org.apache.storm.daemon.nimbus.Nimbus"
 SUPERVISOR = "org.apache.storm.daemon.supervisor.Supervisor"
+MAX_RESTARTS = 5  # per daemon: past this, it stays down (a crash loop is a bug to see, not to hide)
+WATCH_EVERY_S = 2.0
 
 
 @dataclass
@@ -29,6 +38,8 @@ class Daemon:
     name: str
     proc: subprocess.Popen
     conf_file: Path
+    main_class: str
+    restarts: int = 0
 
 
 class LocalStormCluster:
@@ -47,6 +58,10 @@ class LocalStormCluster:
         self.nimbus_host = "127.0.0.1"
         self.nimbus_port = self.zookeeper_port = 0
         self.daemons: list[Daemon] = []
+        self._exited: list[subprocess.Popen] = []  # restarted daemons' old leaders: their groups may hold workers
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._watcher: threading.Thread | None = None
         self.storm_home: Path | None = None
 
     @property
@@ -60,6 +75,7 @@ class LocalStormCluster:
 
     def start(self, timeout_s: float = 180.0) -> "LocalStormCluster":
         self.storm_home = storm_home()
+        self._stopping.clear()
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self.zookeeper_port, self.nimbus_port = free_port(), free_port()
         try:
@@ -75,7 +91,34 @@ class LocalStormCluster:
         except BaseException:
             self.stop()
             raise
+        self._watcher = threading.Thread(target=self._watch, args=(threading.current_thread(),),
+                                         name="storm-daemon-watch", daemon=True)
+        self._watcher.start()
         return self
+
+    @property
+    def restarts(self) -> dict[str, int]:
+        """How many times each daemon was started again after it exited."""
+        with self._lock:
+            return {d.name: d.restarts for d in self.daemons if d.restarts}
+
+    def _watch(self, owner: threading.Thread) -> None:
+        """Restart exited daemons while `owner` (the thread that called start()) lives: when it dies, its daemons get
+        SIGTERM (die_with_parent) and stay down; those this thread restarted get it as this thread ends."""
+        while not self._stopping.wait(WATCH_EVERY_S) and owner.is_alive():
+            with self._lock:
+                for d in list(self.daemons):
+                    if d.proc.poll() is not None and d.restarts < MAX_RESTARTS and not self._stopping.is_set():
+                        self._restart(d)
+
+    def _restart(self, d: Daemon) -> None:
+        """Start `d` again from its conf file (same slots, same state: a supervisor keeps its id); call with the
+        lock held."""
+        with open(self.log_dir / f"{d.name}.out", "ab") as out:
+            out.write(f"\nelastream: {d.name} exited with {d.proc.returncode}; starting it again\n".encode())
+        self._exited.append(d.proc)
+        d.proc = self._popen(d.name, d.main_class, d.conf_file)
+        d.restarts += 1
 
     def add_supervisor(self, index: int | None = None) -> str:
         """Start one more supervisor with its own slots; returns its name (supervisor.scheduler.meta.name)."""
@@ -125,15 +168,19 @@ class LocalStormCluster:
     def _spawn(self, name: str, main_class: str, extra: dict) -> None:
         conf = self.base_dir / "conf" / f"{name}.yaml"
         conf.write_text(yaml.safe_dump(self._conf(name, extra)))
+        proc = self._popen(name, main_class, conf)
+        with self._lock:
+            self.daemons.append(Daemon(name, proc, conf, main_class))
+
+    def _popen(self, name: str, main_class: str, conf: Path) -> subprocess.Popen:
         h = self.storm_home
         cmd = ["java", "-server", f"-Xmx{self.daemon_heap}", "-XX:+UseSerialGC", f"-Ddaemon.name={name}",
                f"-Dstorm.home={h}", f"-Dstorm.log.dir={self.log_dir}", f"-Dstorm.conf.file={conf}",
                f"-Dlog4j.configurationFile={h / 'log4j2' / 'cluster.xml'}",
                "-cp", f"{h}/lib/*:{h}/extlib/*:{h}/conf", main_class]
         with open(self.log_dir / f"{name}.out", "ab") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.base_dir,
+            return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.base_dir,
                                     start_new_session=True, preexec_fn=die_with_parent)
-        self.daemons.append(Daemon(name, proc, conf))
 
     def _check_alive(self) -> None:
         for d in self.daemons:
@@ -141,16 +188,25 @@ class LocalStormCluster:
                 raise RuntimeError(f"Storm {d.name} exited with {d.proc.returncode}; see {self.log_dir}/{d.name}.out")
 
     def remove_supervisor(self, name: str) -> None:
-        for d in [d for d in self.daemons if d.name == name]:
+        with self._lock:
+            gone = [d for d in self.daemons if d.name == name]
+            for d in gone:
+                self.daemons.remove(d)
+        for d in gone:
             stop_group(d.proc, grace=5.0)
-            self.daemons.remove(d)
         self.slots.pop(name, None)
 
     def stop(self) -> None:
         """Supervisors (and their workers) first, then Nimbus, then ZooKeeper. Safe to call twice."""
-        for d in sorted(self.daemons, key=lambda d: ("supervisor" not in d.name, d.name != "nimbus")):
+        self._stopping.set()
+        if self._watcher is not None and self._watcher is not threading.current_thread():
+            self._watcher.join()
+        with self._lock:
+            daemons, exited, self.daemons, self._exited = self.daemons, self._exited, [], []
+        for proc in exited:  # a halted supervisor's workers outlive it in its group
+            stop_group(proc, grace=5.0)
+        for d in sorted(daemons, key=lambda d: ("supervisor" not in d.name, d.name != "nimbus")):
             stop_group(d.proc, grace=5.0)
-        self.daemons = []
         if self._own_base:
             shutil.rmtree(self.base_dir, ignore_errors=True)
 

@@ -8,7 +8,9 @@ record was lost."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -153,8 +155,15 @@ def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, 
                          node_of_port[e.port]) for e in nimbus.info(APP).executors if e.component_id != "__system")
         return (placement, moved) if planned == live else None
 
-    placement, moved = wait_for("the operator to move the topology and Nimbus to run its plan", moved_as_planned,
-                                timeout=240, every=2)
+    try:
+        placement, moved = wait_for("the operator to move the topology and Nimbus to run its plan", moved_as_planned,
+                                    timeout=240, every=2)
+    except AssertionError as err:  # say what the operator saw and what Storm ran
+        events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
+                           "custom-columns=REASON:.reason,MESSAGE:.message", check=False).stdout
+        raise AssertionError(f"{err}\nstatus.placement: {app_status(k, ns).get('placement')}\nevents:\n{events}\n"
+                             f"supervisors restarted: {storm.restarts}; Nimbus lists "
+                             f"{len(nimbus.cluster().supervisors)}; logs in {storm.log_dir}") from None
     cuts = [re.search(r"between nodes ([\d.]+) -> ([\d.]+)", m) for m in moved]
     assert all(c and float(c[2]) < float(c[1]) for c in cuts), moved  # each move cut inter-node traffic
     placed = [int(n) for n in re.findall(rf"elastream plan for {APP}: (\d+) executors placed",
@@ -165,9 +174,13 @@ def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, 
 
 def _scatter(nimbus, node_of_port) -> bool:
     """Lay the topology out badly through PlanScheduler: executors alternate between two workers on two supervisors,
-    so every link of the pipeline crosses them (retried while Nimbus is busy with another rebalance)."""
+    so every link of the pipeline crosses them (retried while Nimbus is busy with another rebalance, and until every
+    worker of the last one reports: a conf change while a supervisor still updates the last one can halt it)."""
     topology_id = nimbus.topology_id(APP)
-    executors = sorted(traffic.snapshot(nimbus.info_by_id(topology_id)).executors)
+    now = traffic.snapshot(nimbus.info_by_id(topology_id))
+    if not now.executors or set(now.emitted) != set(now.executors):
+        return False
+    executors = sorted(now.executors)
     supervisors = sorted(set(node_of_port.values()))[:2]
     scattered = TrafficPlan({t: i % 2 for i, t in enumerate(executors)}, dict(enumerate(supervisors)))
     try:
@@ -197,3 +210,23 @@ def test_nothing_lost(topology):
     check = verify.check(topology)
     assert check.produced == read_source_state(topology)["total"] > 0
     assert check.missing == 0, check
+
+
+def test_a_supervisor_that_halts_is_started_again(storm):
+    """Storm's daemons are fail-fast: a supervisor that dies (here SIGKILL, as its own halt would) is started again
+    with its state, and Nimbus lists it again."""
+    nimbus = NimbusClient(storm.nimbus_host, storm.nimbus_port)
+    before = storm.restarts.get("supervisor-1", 0)
+    old = next(d for d in storm.daemons if d.name == "supervisor-1").proc
+    os.kill(old.pid, signal.SIGKILL)
+    killed = time.monotonic()
+
+    def back():
+        new = next(d for d in storm.daemons if d.name == "supervisor-1").proc
+        if storm.restarts.get("supervisor-1", 0) != before + 1 or new.poll() is not None:
+            return None
+        uptimes = [s.uptime_secs for s in nimbus.cluster().supervisors or []]
+        return len(uptimes) == 2 and min(uptimes) < time.monotonic() - killed and uptimes
+
+    wait_for("supervisor-1 started again and listed by Nimbus", back, timeout=120, every=2)
+    assert old.poll() is not None
