@@ -7,6 +7,8 @@ spark_apps.verify check exactly-once from the sink alone:
 - repartition: the same after a round-robin shuffle into `partitions` partitions; append.
 - wordcount:   running count of every word (stateful); update mode, with the sum of the seqs that hit each word.
 - fixwindow:   per fixed event-time window, the count and seq sum of its records (stateful, watermarked); update.
+- nexmark-q1, -q2, -q3, -q5, -q8: Nexmark's queries over a topic of Nexmark events (spark_apps.nexmark), checked by
+  nexmark.reference.
 
 A user's application is a Python file defining `build(df, args) -> DataFrame` over the same input and
 `OUTPUT_MODE` ("append", "update" or "complete"); see from_file().
@@ -23,6 +25,8 @@ from typing import Callable
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from spark_apps import nexmark
+
 
 @dataclass(frozen=True)
 class AppOptions:
@@ -35,7 +39,8 @@ class App:
     name: str
     build: Callable[[DataFrame, AppOptions], DataFrame]
     output_mode: str  # append | update
-    kind: str  # how verify reads the sink: records | words | windows
+    kind: str  # how verify reads the sink: records | words | windows | nexmark
+    per_batch: Callable[[DataFrame], DataFrame] | None = None  # applied to each micro-batch before the sink
 
 
 def _records(df: DataFrame) -> DataFrame:
@@ -69,6 +74,11 @@ APPS: dict[str, App] = {
     "repartition": App("repartition", _repartition, "append", "records"),
     "wordcount": App("wordcount", _wordcount, "update", "words"),
     "fixwindow": App("fixwindow", _fixwindow, "update", "windows"),
+    "nexmark-q1": App("nexmark-q1", nexmark.q1, "append", "nexmark"),
+    "nexmark-q2": App("nexmark-q2", nexmark.q2, "append", "nexmark"),
+    "nexmark-q3": App("nexmark-q3", nexmark.q3, "append", "nexmark"),
+    "nexmark-q5": App("nexmark-q5", nexmark.q5_counts, "append", "nexmark", per_batch=nexmark.q5_hottest),
+    "nexmark-q8": App("nexmark-q8", nexmark.q8, "append", "nexmark"),
 }
 
 

@@ -27,7 +27,7 @@ from spark_apps.control import ControlServer, NotPossible
 from spark_apps.executors import InPlaceExecutors, in_place_possible, local_threads
 from spark_apps.metrics import Listener, Metrics, observe_input, planned_end
 from spark_apps.profile import PROFILES, parse_duration
-from spark_apps.source import KAFKA_PACKAGE, GeneratorConfig, KafkaConfig, SourceConfig
+from spark_apps.source import GeneratorConfig, KafkaConfig, SourceConfig
 
 log = logging.getLogger("spark_apps.runner")
 RUN_FILE = "elastream-run.json"
@@ -293,8 +293,6 @@ class Runner:
         }
         if "127.0.0.1" in a.master or "localhost" in a.master or a.master.startswith("local"):
             conf["spark.driver.host"] = conf["spark.driver.bindAddress"] = "127.0.0.1"
-        if self.source.type == "kafka":
-            conf["spark.jars.packages"] = KAFKA_PACKAGE
         for item in a.conf:
             key, sep, value = item.partition("=")
             if not sep:
@@ -329,7 +327,7 @@ class Runner:
         opts = AppOptions(partitions=self.args.repartition or self.args.shuffle_partitions, window=self.window)
         out = app.build(df, opts)
         writer = (out.writeStream.queryName(self.query_name).outputMode(app.output_mode)
-                  .foreachBatch(sink.writer(self.args.sink))
+                  .foreachBatch(sink.writer(self.args.sink, app.per_batch))
                   .option("checkpointLocation", self.args.checkpoint)
                   .trigger(processingTime=f"{int(self.trigger * 1000)} milliseconds"))
         self.query = writer.start()

@@ -17,9 +17,9 @@ def batch_dir(sink: str, batch_id: int) -> str:
     return os.path.join(sink, f"{BATCH_PREFIX}{batch_id:09d}")
 
 
-def writer(sink: str) -> Callable[[DataFrame, int], None]:
-    """A foreachBatch function writing each batch as JSON lines. One action only: a second one would recompute
-    the batch (and its state update)."""
+def writer(sink: str, per_batch: Callable[[DataFrame], DataFrame] | None = None) -> Callable[[DataFrame, int], None]:
+    """A foreachBatch function writing each batch as JSON lines, after `per_batch` (an app's last step over the whole
+    micro-batch) if given. One action only: a second one would recompute the batch (and its state update)."""
     def write(df: DataFrame, batch_id: int) -> None:
-        df.write.mode("overwrite").json(batch_dir(sink, batch_id))
+        (per_batch(df) if per_batch is not None else df).write.mode("overwrite").json(batch_dir(sink, batch_id))
     return write

@@ -1,4 +1,5 @@
-"""Where records come from: the replayable load generator (a PySpark Python data source) or Kafka.
+"""Where records come from: the replayable load generator or a Kafka topic (both PySpark Python data sources; Kafka's
+in spark_apps.kafka_source).
 
 Both are normalised to the columns (seq long, event_time timestamp, value string) the apps read.
 
@@ -15,16 +16,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from spark_apps import records
+from spark_apps.kafka_source import FORMAT as KAFKA_FORMAT, KafkaSource
 from spark_apps.profile import RateProfile, make_profile
 
 FORMAT = "elastream-generator"
 SCHEMA = "seq long, event_time timestamp, value string"
-KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0"  # the connector matching the pinned pyspark
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -142,18 +142,10 @@ def load(spark: SparkSession, cfg: SourceConfig, start_us: int) -> DataFrame:
     if cfg.type == "kafka":
         if cfg.kafka is None:
             raise ValueError("source kafka needs bootstrap servers and a topic")
-        reader = (spark.readStream.format("kafka")
-                  .option("kafka.bootstrap.servers", cfg.kafka.bootstrap_servers)
-                  .option("subscribe", cfg.kafka.topic)
-                  .option("startingOffsets", cfg.kafka.starting_offsets)
-                  .option("failOnDataLoss", "true"))
+        spark.dataSource.register(KafkaSource)
+        opts = {"bootstrapServers": cfg.kafka.bootstrap_servers, "topic": cfg.kafka.topic,
+                "startingOffsets": cfg.kafka.starting_offsets}
         if cfg.max_records_per_batch:
-            reader = reader.option("maxOffsetsPerTrigger", str(cfg.max_records_per_batch))
-        raw = reader.load()
-        # seq must be unique per record across partitions: partition in the high bits, offset in the low 40
-        return raw.select(
-            (F.col("partition").cast("long") * F.lit(1 << 40) + F.col("offset")).alias("seq"),
-            F.col("timestamp").alias("event_time"),
-            F.col("value").cast("string").alias("value"),
-        )
+            opts["maxRecordsPerBatch"] = str(cfg.max_records_per_batch)
+        return spark.readStream.format(KAFKA_FORMAT).options(**opts).load()
     raise ValueError(f"unknown source type {cfg.type!r} (generator or kafka)")
