@@ -102,6 +102,19 @@ class Metrics:
                 self._log.write(json.dumps(summary) + "\n")
 
 
+def source_partitions(latest_offsets: list[str | None]) -> int | None:
+    """Partitions of the Kafka topics in a progress's latest offsets ({topic: {partition: offset}} JSON per source);
+    None for a source without partitions (the generator's {"seq": n})."""
+    count = 0
+    for offsets in latest_offsets:
+        try:
+            parsed = json.loads(offsets) if offsets else {}
+        except ValueError:
+            continue
+        count += sum(len(parts) for parts in parsed.values() if isinstance(parts, dict))
+    return count or None
+
+
 class _LiveCollector:
     """Backlog and executors, read when Prometheus scrapes rather than once per batch."""
 
@@ -115,6 +128,13 @@ class _LiveCollector:
             if value is not None:
                 backlog.add_metric([self.m.app, query], value)
         yield backlog
+        partitions = GaugeMetricFamily("elastream_source_partitions", "Kafka partitions the query reads: at most "
+                                       "that many read tasks per batch", labels=LABELS)
+        for query in sorted(self.m.queries):
+            count = source_partitions(self.m.last.get(query, {}).get("latest_offsets") or [])
+            if count:
+                partitions.add_metric([self.m.app, query], count)
+        yield partitions
         counts = _safe(self.m._executors)
         if counts is not None:
             current, target = counts

@@ -19,6 +19,7 @@ DEFAULT_QUERIES = {
     "backlog": 'sum(elastream_backlog_records{app="{app}"})',
     "executors": 'max(elastream_executors{app="{app}"})',
     "sampleTime": 'max(timestamp(elastream_executors{app="{app}"}))',
+    "sourcePartitions": 'max(elastream_source_partitions{app="{app}"})',
 }
 
 URL_PATTERN = r"^https?://[^\s/$.?#][^\s]*$"
@@ -62,6 +63,9 @@ class Queries(ApiModel):
     sample_time: PromQL = Field(
         DEFAULT_QUERIES["sampleTime"], description="Unix time of the job's newest sample: metrics.staleAfter is "
         "measured from it (an instant query's own time is always now, even for a frozen exporter)")
+    source_partitions: PromQL = Field(
+        DEFAULT_QUERIES["sourcePartitions"], description="Kafka partitions the job reads: no more executors than "
+        "they keep busy (partitions / executor cores, rounded up) are planned; no series: no bound")
 
 
 class PrometheusSource(ApiModel):

@@ -39,3 +39,16 @@ def test_observation_needs_the_required_metrics():
     with pytest.raises(MetricsUnavailable, match="executors"):
         spark_observation("wc", job_values(parse_samples(TEXT.replace('elastream_executors{app="wc"} 2.0', ""), "wc")),
                           10.0, None)
+
+
+def test_a_kafka_sources_partitions_bound_the_useful_executors():
+    """A batch reads one task per Kafka partition: more executors than ceil(partitions / cores) would idle."""
+    from elastream.engines.spark.observation import partition_bound, spark_observation
+    from spark_apps.metrics import source_partitions
+
+    assert source_partitions(['{"orders": {"0": 5, "1": 7, "2": 0}}', None]) == 3
+    assert source_partitions(['{"seq": 120}']) is None  # the generator: no partitions, no bound
+    assert partition_bound(8, 3.0, 1) == 3 and partition_bound(8, 6.0, 4) == 2 and partition_bound(2, 12.0, 1) == 2
+    assert partition_bound(None, 5.0, 2) == 3 and partition_bound(8, None, 1) == 8
+    values = {"inputRate": 10.0, "processingRate": 10.0, "busyFraction": 0.5, "executors": 2.0, "sourcePartitions": 4.0}
+    assert spark_observation("a", values, 0.0, max_parallelism=10, executor_cores=2).stages[0].max_parallelism == 2

@@ -111,7 +111,8 @@ class SparkLocalJob:
     def metrics(self) -> ScrapeMetricsSource:
         if self._metrics is None:
             self._metrics = ScrapeMetricsSource(self.metrics_url, self.app.name,
-                                                max_parallelism=self.app.spec.spark.max_parallelism)
+                                                max_parallelism=self.app.spec.spark.max_parallelism,
+                                                executor_cores=self.app.spec.spark.executor.cores)
         return self._metrics
 
     def control(self) -> ControlEndpointClient:

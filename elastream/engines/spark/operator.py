@@ -57,7 +57,8 @@ class SparkOperatorJob:
         self.client = control_client(namespace, name, spec)
         prometheus = policy.metrics.prometheus
         self.metrics = PrometheusSparkSource(PrometheusClient(prometheus.url), prometheus.queries.to_wire(), name,
-                                             max_parallelism=spec.spark.max_parallelism)
+                                             max_parallelism=spec.spark.max_parallelism,
+                                             executor_cores=spec.spark.executor.cores)
 
     def realizer(self) -> ReplicasRealizer:
         return ReplicasRealizer(self.namespace, self.name, self.client)

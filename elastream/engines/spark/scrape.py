@@ -55,12 +55,15 @@ def job_values(samples: dict[str, dict[str, float]]) -> dict[str, float | None]:
         "latencyP99": worst("elastream_latency_p99_seconds"),
         "backlog": total("elastream_backlog_records"),
         "executors": worst("elastream_executors"),
+        "sourcePartitions": worst("elastream_source_partitions"),
     }
 
 
 class ScrapeMetricsSource:
-    def __init__(self, url: str, app: str, max_parallelism: int | None = None, timeout_s: float = 5.0):
+    def __init__(self, url: str, app: str, max_parallelism: int | None = None, timeout_s: float = 5.0,
+                 executor_cores: int = 1):
         self.url, self.app, self.max_parallelism, self.timeout_s = url, app, max_parallelism, timeout_s
+        self.executor_cores = executor_cores
         self.last_values: dict[str, float | None] = {}
         self.sampled_at: float | None = None
 
@@ -78,4 +81,4 @@ class ScrapeMetricsSource:
         """Stamped with the exposition's own sample time when it gives one (a frozen exporter goes stale), else
         with the time of the scrape."""
         values = self.values()
-        return spark_observation(job, values, self.sampled_at, self.max_parallelism)
+        return spark_observation(job, values, self.sampled_at, self.max_parallelism, self.executor_cores)
