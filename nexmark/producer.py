@@ -37,7 +37,13 @@ class NexmarkProducer:
         self._producer = Producer({"bootstrap.servers": servers, "enable.idempotence": True, "linger.ms": 20,
                                    "log_level": 2})
         self._stop = threading.Event()
+        self._finished = threading.Event()
         self._thread: threading.Thread | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether every event of a profile with a duration has been sent and acknowledged."""
+        return self._finished.is_set()
 
     def offered(self) -> int:
         return self.profile.offered_count(time.time() - self.start_us / 1e6)
@@ -84,7 +90,10 @@ class NexmarkProducer:
         self._producer.flush(30.0)
         if self.error is not None:
             raise self.error
-        self._write_state(done=total is not None and self.sent >= total)
+        complete = total is not None and self.sent >= total
+        self._write_state(done=complete)
+        if complete:
+            self._finished.set()
         return self.sent
 
     def _write_state(self, done: bool) -> None:

@@ -89,15 +89,21 @@ def _ceil(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def committed_offsets(checkpoint: str) -> dict | None:
+    """The source's end offset (as its JSON) of the last batch the checkpoint marks committed, or None before any."""
+    commits = [int(p.name) for p in (Path(checkpoint) / "commits").glob("[0-9]*")]
+    if not commits:
+        return None
+    lines = (Path(checkpoint) / "offsets" / str(max(commits))).read_text().splitlines()
+    # line 0 is the log version, line 1 the batch metadata, then one offset per source
+    return json.loads(lines[2])
+
+
 def committed_offset(checkpoint: str) -> int:
     """Records read by the batches the checkpoint marks committed: the generator offset ({"seq": n}) in the offsets
     log of the last batch with a commit file. For checking a job that runs on (or was stopped mid-run)."""
-    commits = [int(p.name) for p in (Path(checkpoint) / "commits").glob("[0-9]*")]
-    if not commits:
-        return 0
-    lines = (Path(checkpoint) / "offsets" / str(max(commits))).read_text().splitlines()
-    # line 0 is the log version, line 1 the batch metadata, then one offset per source
-    return int(json.loads(lines[2])["seq"])
+    offsets = committed_offsets(checkpoint)
+    return int(offsets["seq"]) if offsets else 0
 
 
 def check(checkpoint: str, sink: str, produced: int | None = None) -> Report:

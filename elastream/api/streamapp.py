@@ -33,8 +33,10 @@ class Application(ApiModel):
         ),
     )
 
-    builtin: Literal["wordcount", "identity", "repartition", "fixwindow"] | None = Field(
-        None, description="a built-in application from spark_apps"
+    builtin: Literal["wordcount", "identity", "repartition", "fixwindow", "nexmark-q1", "nexmark-q2", "nexmark-q3",
+                     "nexmark-q5", "nexmark-q8"] | None = Field(
+        None, description="a built-in application from spark_apps (nexmark-*: Nexmark's queries, over a source of "
+        "Nexmark events)"
     )
     file: str | None = Field(
         None, min_length=2, max_length=1024, pattern=r"^/",
@@ -70,6 +72,15 @@ class GeneratorSource(ApiModel):
                               description="CSV file with header time,rate (profile: trace)")
 
 
+class NexmarkSource(GeneratorSource):
+    """Nexmark events (persons, auctions, bids: 1, 3 and 46 of every 50) from the seeded generator, written to a
+    Kafka topic at this rate profile (events/s). The local mode (elastream run) starts the broker and the producer."""
+
+    seed: int = Field(1, ge=0, le=2_147_483_647, description="the generator's seed: the same seed, the same events")
+    partitions: int = Field(4, ge=1, le=64, description="partitions of the topic: a batch reads with one task each, "
+                            "so they bound the useful executors")
+
+
 class KafkaSource(ApiModel):
     bootstrap_servers: str = Field(..., min_length=1, max_length=4096, pattern=r"^[^\s,]+(,[^\s,]+)*$",
                                    description="host:port[,host:port]")
@@ -85,11 +96,19 @@ class Source(ApiModel):
             lambda s: s.type != "kafka" or s.kafka is not None,
             ".kafka",
         ),
+        Rule(
+            "self.type != 'nexmark' || has(self.nexmark)",
+            "nexmark is required when type is nexmark",
+            lambda s: s.type != "nexmark" or s.nexmark is not None,
+            ".nexmark",
+        ),
     )
 
-    type: Literal["generator", "kafka"] = Field("generator", description="where records come from")
+    type: Literal["generator", "kafka", "nexmark"] = Field(
+        "generator", description="where records come from (nexmark: the local mode's Kafka broker, fed Nexmark events)")
     generator: GeneratorSource = Field(default_factory=GeneratorSource)
     kafka: KafkaSource | None = None
+    nexmark: NexmarkSource | None = None
     max_records_per_trigger: int | None = Field(
         None, ge=1, le=1_000_000_000, description="admission control: the most records one micro-batch reads "
         "(Kafka: maxOffsetsPerTrigger); the rest waits as backlog. Unset: everything offered. Fixed by the checkpoint")
@@ -141,7 +160,14 @@ def _keys_short(field: str, limit: int) -> Rule:
 
 
 class SparkSpec(ApiModel):
-    rules = (_keys_short("conf", 256), _keys_short("node_selector", 317))
+    rules = (
+        _keys_short("conf", 256), _keys_short("node_selector", 317),
+        Rule("!has(self.application.builtin) || !self.application.builtin.startsWith('nexmark-') || "
+             "self.source.type != 'generator'",
+             "a nexmark-* application reads Nexmark events: set source.type to nexmark (or kafka, a topic of them)",
+             lambda s: not (s.application.builtin or "").startswith("nexmark-") or s.source.type != "generator",
+             ".source.type"),
+    )
 
     image: str = Field("ghcr.io/elastream/spark-runner:0.1.0", min_length=1, max_length=512, pattern=r"^\S+$",
                        description="image of driver and executors: Spark 4.3 + spark_apps (spark_apps/Dockerfile)")

@@ -23,6 +23,10 @@ def reconcile(body: dict[str, Any], spec: StreamAppSpec, *, all_objects: bool) -
     generation = body["metadata"].get("generation", 0)
     if spec.spark.attach is not None:
         return attached(spec, spec.spark.attach.control_url, generation)
+    if spec.spark.source.type == "nexmark":  # nothing is created: say why, once per generation
+        message = ("spec.spark.source.type: nexmark runs in the local mode only (elastream run starts its Kafka "
+                   "broker and producer); in a cluster use type kafka, with a broker the job can reach")
+        return Reconciled([message], lambda st: failed_status(st, message, generation))
     try:
         done = owned.ensure_objects(body, spec) if all_objects else {}
         action, pod = owned.ensure_driver(body, spec, owned.credentials_renewed(done))

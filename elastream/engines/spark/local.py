@@ -18,6 +18,7 @@ import requests
 
 from elastream.api.manifests import ManifestError
 from elastream.engines.base import MetricsUnavailable
+from elastream.engines.spark.nexmark_feed import NexmarkFeed
 from elastream.engines.spark.control import ControlEndpointClient, ControlEndpointRealizer, ControlError
 from elastream.engines.spark.observation import SPARK_STAGE, wall_clock_processing_rate
 from elastream.engines.spark.scrape import ScrapeMetricsSource
@@ -27,6 +28,8 @@ from spark_apps import verify
 from spark_apps.cluster import LocalSparkCluster, free_port, stop_driver
 from spark_apps.source import GeneratorConfig
 
+DRAINED_POLLS = 3  # the run loop polls every sample interval (2 s): the lag stays 0 for about 4 s
+
 
 def check_runnable(app: LocalApp) -> None:
     """ManifestError naming the field when the app cannot run locally."""
@@ -35,8 +38,12 @@ def check_runnable(app: LocalApp) -> None:
         raise ManifestError(app.name, ["spec.spark.attach: the local mode starts its own job; remove attach"])
     if spec.application.builtin is None:
         raise ManifestError(app.name, ["spec.spark.application.file: the local mode runs the built-in apps only"])
-    if spec.source.type != "generator":
-        raise ManifestError(app.name, ["spec.spark.source.type: the local mode needs the built-in generator source"])
+    if spec.source.type == "kafka":
+        raise ManifestError(app.name, ["spec.spark.source.type: the local mode starts its own source: generator, or "
+                                       "nexmark (a Kafka broker fed Nexmark events)"])
+    if spec.source.type == "nexmark" and not spec.application.builtin.startswith("nexmark-"):
+        raise ManifestError(app.name, ["spec.spark.application.builtin: a nexmark source feeds the nexmark-* "
+                                       "applications only"])
 
 
 class SparkLocalJob:
@@ -47,6 +54,10 @@ class SparkLocalJob:
         self.cluster: LocalSparkCluster | None = None
         self.runner: subprocess.Popen | None = None
         self._metrics: ScrapeMetricsSource | None = None
+        source = app.spec.spark.source
+        self.feed = NexmarkFeed(source.nexmark, self.workdir, duration_s) if source.type == "nexmark" else None
+        self._drained_polls = 0
+        self._broker: str | None = None
 
     @property
     def checkpoint(self) -> Path:
@@ -68,6 +79,8 @@ class SparkLocalJob:
         spark = self.app.spec.spark
         self.workdir.mkdir(parents=True, exist_ok=True)
         try:
+            if self.feed is not None:
+                self._broker = self.feed.start()
             self.cluster = LocalSparkCluster(workers=spark.executors.max, cores_per_worker=spark.executor.cores,
                                              memory=spark.executor.memory, base_dir=str(self.workdir / "spark"))
             self.cluster.start()
@@ -80,6 +93,8 @@ class SparkLocalJob:
                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             log.close()
             self._wait_ready(ready_timeout_s)
+            if self.feed is not None:
+                self.feed.begin()
         except BaseException:
             self.stop()
             raise
@@ -89,7 +104,8 @@ class SparkLocalJob:
         return runner_args(self.app.name, self.app.spec, master=self.cluster.master_url,
                            checkpoint=str(self.checkpoint), sink=str(self.sink), metrics_port=self.metrics_port,
                            control_port=self.control_port, token_file=str(token_file), bind_address="127.0.0.1",
-                           duration_s=self.duration_s, progress_log=str(self.workdir / "progress.jsonl"))
+                           duration_s=self.duration_s, progress_log=str(self.workdir / "progress.jsonl"),
+                           nexmark_broker=self._broker)
 
     def _wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
@@ -106,7 +122,8 @@ class SparkLocalJob:
         raise TimeoutError(f"the runner was not ready after {timeout_s:.0f}s; see {self.workdir / 'runner.log'}")
 
     def describe(self) -> str:
-        return (f"spark cluster {self.cluster.master_url}, metrics {self.metrics_url}, control {self.control_url}")
+        feed = f", {self.feed.describe()}" if self.feed is not None else ""
+        return f"spark cluster {self.cluster.master_url}, metrics {self.metrics_url}, control {self.control_url}{feed}"
 
     def metrics(self) -> ScrapeMetricsSource:
         if self._metrics is None:
@@ -138,6 +155,9 @@ class SparkLocalJob:
                 "target": {SPARK_STAGE: target} if target is not None else None}
 
     def verify(self, stopped_at: float) -> dict[str, Any]:
+        if self.feed is not None:
+            return self.feed.verify(self.app.spec.spark.application.builtin.removeprefix("nexmark-"),
+                                    self.checkpoint, self.sink)
         produced = self.produced_until(stopped_at)
         check = verify.check(str(self.checkpoint), str(self.sink), produced) if produced is not None else None
         return {"records_produced": check.produced if check else 0,
@@ -157,7 +177,19 @@ class SparkLocalJob:
         return profile.offered_count(stopped_at - run["start_us"] / 1e6)
 
     def finished(self) -> bool:
-        return self.runner is not None and self.runner.poll() is not None
+        """The runner exited (the generator's load ended and all of it was processed); with a Nexmark feed, which
+        the runner cannot see the end of: every event sent and the lag 0 at DRAINED_POLLS calls in a row (the last
+        of them after a batch without input: the one that closes the windows the final watermark passed)."""
+        if self.runner is not None and self.runner.poll() is not None:
+            return True
+        if self.feed is None or not self.feed.done():
+            return False
+        try:
+            backlog = self.metrics().values().get("backlog")
+        except MetricsUnavailable:
+            backlog = None
+        self._drained_polls = self._drained_polls + 1 if backlog == 0 else 0
+        return self._drained_polls >= DRAINED_POLLS
 
     def stop(self) -> None:
         """Stop the driver (gracefully: the query commits what it has), then the cluster. Safe to call twice."""
@@ -167,3 +199,5 @@ class SparkLocalJob:
         if self.cluster is not None:
             self.cluster.stop()
             self.cluster = None
+        if self.feed is not None:
+            self.feed.stop()

@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 from elastream.api.streamapp import StreamAppSpec
+from nexmark import TOPIC as NEXMARK_TOPIC
 
 
 def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str, sink: str, metrics_port: int,
                 control_port: int, token_file: str, bind_address: str = "0.0.0.0", duration_s: float | None = None,
-                progress_log: str | None = None, executors: int | None = None) -> list[str]:
-    """Arguments of `python -m spark_apps.runner`. With duration_s the load stops then and the runner exits once
-    everything offered is processed (the local mode); without, it runs until stopped (a managed job).
-    `executors` is the count to start with (default: spark.executors.initial)."""
+                progress_log: str | None = None, executors: int | None = None,
+                nexmark_broker: str | None = None) -> list[str]:
+    """Arguments of `python -m spark_apps.runner`. With duration_s the generator's load stops then and the runner
+    exits once everything offered is processed (the local mode); without, it runs until stopped (a managed job).
+    `executors` is the count to start with (default: spark.executors.initial). `nexmark_broker`: where the local
+    mode's Kafka broker holds the Nexmark topic (source type nexmark)."""
     spark = spec.spark
     args = [*_application_args(spec), "--name", name, "--master", master,
             "--checkpoint", checkpoint, "--sink", sink, "--trigger", spark.trigger_interval,
@@ -18,8 +21,8 @@ def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str,
             "--executor-cores", str(spark.executor.cores), "--shuffle-partitions", str(spark.max_parallelism),
             "--metrics-port", str(metrics_port), "--control-port", str(control_port),
             "--bind-address", bind_address, "--token-file", token_file]
-    args += _source_args(spec)
-    if duration_s is not None:
+    args += _source_args(spec, nexmark_broker)
+    if duration_s is not None and spec.spark.source.type == "generator":
         args += ["--duration", f"{duration_s}s", "--stop-when-done"]
     if progress_log:
         args += ["--progress-log", progress_log]
@@ -37,8 +40,13 @@ def _application_args(spec: StreamAppSpec) -> list[str]:
     return ["--app-file", application.file, *(f"--app-arg={arg}" for arg in application.args), *cost]
 
 
-def _source_args(spec: StreamAppSpec) -> list[str]:
+def _source_args(spec: StreamAppSpec, nexmark_broker: str | None) -> list[str]:
     source = spec.spark.source
+    if source.type == "nexmark":
+        if nexmark_broker is None:
+            raise ValueError("spec.spark.source.type: nexmark needs the local mode's broker (elastream run)")
+        return ["--source", "kafka", "--kafka-bootstrap-servers", nexmark_broker, "--kafka-topic", NEXMARK_TOPIC,
+                "--kafka-starting-offsets", "earliest", *_admission_args(source)]
     if source.type == "kafka":
         k = source.kafka
         return ["--source", "kafka", "--kafka-bootstrap-servers", k.bootstrap_servers, "--kafka-topic", k.topic,
