@@ -126,6 +126,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="write the 'storm-placement' section of docs/benchmarks.md (off by default)")
     sp.set_defaults(handler=_run_storm_placement)
 
+    sk = targets.add_parser(
+        "spark",
+        help="scaling policies side by side on a real Spark job (no Kubernetes): the same app under the same load, "
+             "once per policy, each an `elastream run` — SLO violation, executor-seconds, rescales, p99, missing "
+             "and duplicates",
+    )
+    sk.add_argument("--policies", default="ds2,elastream", metavar="LIST",
+                    help="comma-separated: ds2, elastream, hpa, mestream, rl (default ds2,elastream)")
+    sk.add_argument("--app", choices=["nexmark-q5", "wordcount"], default="nexmark-q5",
+                    help="the example to run (default nexmark-q5: a Kafka broker and Nexmark events)")
+    sk.add_argument("--load", default="step", metavar="step|sinusoid|FILE.csv",
+                    help="the load's shape: the example's step (default), a sinusoid between its rates, or a trace")
+    sk.add_argument("--duration", type=float, default=300.0, metavar="SECONDS",
+                    help="seconds of load per policy (default 300); each run then drains")
+    sk.add_argument("--json", metavar="FILE", help="also write {\"runs\": {POLICY: {...}}} as JSON")
+    sk.add_argument("--docs", action="store_true",
+                    help="write the 'spark' section of docs/benchmarks.md and a timeline PNG per policy (off by "
+                         "default)")
+    sk.set_defaults(handler=_run_spark)
+
     t = targets.add_parser(
         "tuning",
         help="configuration tuning: Bayesian optimisation (random-forest surrogate, expected improvement) against "
@@ -241,3 +261,4 @@ _run_storm_rebalance = _docs_bench("elastream.bench_storm", "storm-rebalance")
 _run_storm_placement = _docs_bench("elastream.bench_storm_placement", "storm-placement")
 _run_consolidation = _docs_bench("elastream.bench_consolidation.run", "consolidation")
 _run_tuning = _docs_bench("elasticity.tuning.benchmark", "tuning", by_default=True)
+_run_spark = _docs_bench("elastream.bench_spark", "spark")

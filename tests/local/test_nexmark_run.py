@@ -1,0 +1,25 @@
+"""`elastream run` of a Nexmark query for real: the run starts a Kafka broker and the Nexmark producer, the q5 job
+scales out under the step, and the sink holds exactly the batch answer over every event written; nothing is left
+running."""
+import json
+from pathlib import Path
+
+import pytest
+
+from elastream.cli import main
+from tests.local.test_local_run import processes_mentioning
+
+HERE = Path(__file__).parent
+pytestmark = pytest.mark.slow
+
+
+def test_nexmark_q5_scales_out_and_matches_its_batch_answer(tmp_path, capsys):
+    report_dir = tmp_path / "report"
+    assert main(["run", str(HERE / "nexmark-short.yaml"), "--duration", "60", "--report", str(report_dir)]) == 0
+    log = capsys.readouterr().out
+    report = json.loads((report_dir / "report.json").read_text())
+    assert report["records_produced"] > 60_000 and report["records_processed"] == report["records_produced"]
+    assert report["missing"] == report["duplicates"] == 0 and report["exactly_once"], report
+    assert any(r["to"] > r["from"] for r in report["rescales"]), f"no scale-out: {report['decisions']}"
+    assert "kafka 127.0.0.1:" in log and "topic nexmark (4 partitions)" in log
+    assert processes_mentioning(str(report_dir)) == []
