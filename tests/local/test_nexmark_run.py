@@ -1,12 +1,14 @@
-"""`elastream run` of a Nexmark query for real: the run starts a Kafka broker and the Nexmark producer, the q5 job
-scales out under the step, and the sink holds exactly the batch answer over every event written; nothing is left
-running."""
+"""`elastream run` of a Nexmark query for real: the run starts a Kafka broker and the Nexmark producer, the runner
+reads the topic through the Kafka source (--source kafka), the q5 job scales out under the step, the run ends when
+the lag the runner reports drains to 0, and the sink holds exactly the batch answer over every event written;
+nothing is left running."""
 import json
 from pathlib import Path
 
 import pytest
 
 from elastream.cli import main
+from spark_apps.metrics import source_partitions
 from tests.local.test_local_run import processes_mentioning
 
 HERE = Path(__file__).parent
@@ -23,3 +25,7 @@ def test_nexmark_q5_scales_out_and_matches_its_batch_answer(tmp_path, capsys):
     assert any(r["to"] > r["from"] for r in report["rescales"]), f"no scale-out: {report['decisions']}"
     assert "kafka 127.0.0.1:" in log and "topic nexmark (4 partitions)" in log
     assert processes_mentioning(str(report_dir)) == []
+    progress = [json.loads(line) for line in (report_dir / "job" / "progress.jsonl").read_text().splitlines()]
+    assert {source_partitions(p["latest_offsets"]) for p in progress} == {4}  # what elastream_source_partitions says
+    backlog = [s["backlog"] for s in json.loads((report_dir / "timeline.json").read_text()) if s["backlog"] is not None]
+    assert max(backlog) > 0 and backlog[-1] == 0  # the lag grew under the step and drained

@@ -119,34 +119,3 @@ def test_every_query_matches_its_batch_answer(spark, kafka, produced, query, tmp
     assert check.ok and check.expected > 0, check
     assert len(batches) >= 4, len(batches)  # admission control split the topic into several micro-batches
 
-
-def test_the_runner_reads_kafka_and_reports_its_lag_and_partitions(spark_cluster, start_runner, kafka, produced):
-    """The runner as the operator starts it (--source kafka, on the standalone cluster): it exports the topic's
-    partitions and its lag (latest minus processed offsets), which drains to 0 once it has read everything, exactly
-    once."""
-    produced.send_until(PROFILE.total())
-    produced.flush()
-    runner = start_runner("nexmark-q1", spark_cluster.master_url, [
-        "--source", "kafka", "--kafka-bootstrap-servers", kafka.bootstrap_servers, "--kafka-topic", TOPIC,
-        "--kafka-starting-offsets", "earliest", "--max-records-per-batch", "2000", "--executors", "1",
-        "--max-executors", "2"])
-
-    def metric(text: str, name: str) -> float | None:
-        values = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + "{")]
-        return sum(values) if values else None
-
-    lags = []
-
-    def drained():
-        text = runner.metrics_text()
-        lag, partitions = metric(text, "elastream_backlog_records"), metric(text, "elastream_source_partitions")
-        if lag is not None:
-            lags.append(lag)
-        return partitions == PARTITIONS and lag == 0 and metric(text, "elastream_records_processed_total") == \
-            PROFILE.total() and lags
-
-    wait_for(drained, 240, "the runner to read the whole topic", every=1.0)
-    assert max(lags) > 0  # the lag was seen while it read (2,000 records a batch of 12,000)
-    batches = sink_batches(runner.sink)
-    check = reference.check("q1", stream(PROFILE.total()), [r for _, rows in batches for r in rows])
-    assert check.ok and check.expected > 10_000, check

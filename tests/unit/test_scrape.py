@@ -52,3 +52,16 @@ def test_a_kafka_sources_partitions_bound_the_useful_executors():
     assert partition_bound(None, 5.0, 2) == 3 and partition_bound(8, None, 1) == 8
     values = {"inputRate": 10.0, "processingRate": 10.0, "busyFraction": 0.5, "executors": 2.0, "sourcePartitions": 4.0}
     assert spark_observation("a", values, 0.0, max_parallelism=10, executor_cores=2).stages[0].max_parallelism == 2
+
+
+def test_the_runner_exports_a_kafka_sources_partitions_and_nothing_for_the_generator():
+    from prometheus_client import generate_latest
+
+    from spark_apps.metrics import Metrics
+
+    m = Metrics("a", 1.0, backlog=lambda q: 0, executors=lambda: (1, 1))
+    m.queries = {"kafka", "gen"}
+    m.last = {"kafka": {"latest_offsets": ['{"t": {"0": 4, "1": 9}}']}, "gen": {"latest_offsets": ['{"seq": 5}']}}
+    text = generate_latest(m.registry).decode()
+    assert 'elastream_source_partitions{app="a",query="kafka"} 2.0' in text
+    assert 'query="gen"' not in "".join(line for line in text.splitlines() if "source_partitions{" in line)

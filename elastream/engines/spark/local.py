@@ -178,17 +178,20 @@ class SparkLocalJob:
 
     def finished(self) -> bool:
         """The runner exited (the generator's load ended and all of it was processed); with a Nexmark feed, which
-        the runner cannot see the end of: every event sent and the lag 0 at DRAINED_POLLS calls in a row (the last
-        of them after a batch without input: the one that closes the windows the final watermark passed)."""
+        the runner cannot see the end of: every event sent and the lag 0, and then, for a query whose output waits
+        for the watermark (q5), the last batch without input (the one that emits the windows the final watermark
+        closed: it follows the last batch with input); for the others, the lag 0 at DRAINED_POLLS calls in a row."""
         if self.runner is not None and self.runner.poll() is not None:
             return True
         if self.feed is None or not self.feed.done():
             return False
         try:
-            backlog = self.metrics().values().get("backlog")
+            values = self.metrics().values()
         except MetricsUnavailable:
-            backlog = None
-        self._drained_polls = self._drained_polls + 1 if backlog == 0 else 0
+            values = {}
+        self._drained_polls = self._drained_polls + 1 if values.get("backlog") == 0 else 0
+        if self.feed.waits_for_watermark(self.app.spec.spark.application.builtin):
+            return self._drained_polls > 0 and values.get("inputRate") == 0
         return self._drained_polls >= DRAINED_POLLS
 
     def stop(self) -> None:

@@ -44,6 +44,12 @@ class NexmarkFeed:
             raise RuntimeError(f"the Nexmark producer failed: {self.producer.error}")
         return self.producer is not None and self.producer.done
 
+    @staticmethod
+    def waits_for_watermark(app: str) -> bool:
+        """Whether the query's output waits for the watermark (q5's windows), so a batch without input must follow
+        the last one with input before its output is complete."""
+        return app == "nexmark-q5"
+
     def describe(self) -> str:
         return f"kafka {self.broker.bootstrap_servers} topic {TOPIC} ({self.source.partitions} partitions)"
 
