@@ -11,7 +11,6 @@ Per policy, from the run's samples (every 2 s) and report:
 from __future__ import annotations
 
 import argparse
-import copy
 import io
 import json
 import shutil
