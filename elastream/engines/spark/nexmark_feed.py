@@ -11,7 +11,8 @@ import numpy as np
 
 from elastream.api.streamapp import NexmarkSource
 from kafka_broker.broker import LocalKafka
-from nexmark import TOPIC, reference
+from elastream.engines.spark.runner_args import NEXMARK_TOPIC as TOPIC
+from nexmark import reference
 from nexmark import events as ev
 from nexmark.producer import NexmarkProducer, event_times_ms
 from spark_apps.profile import make_profile

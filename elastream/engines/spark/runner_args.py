@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from elastream.api.streamapp import StreamAppSpec
-from nexmark import TOPIC as NEXMARK_TOPIC
+
+# the topic the local mode's Nexmark producer writes to (here, not in the nexmark package: the operator's image,
+# which builds runner arguments, ships only elastream, elasticity, controllers, spark_apps and storm_apps)
+NEXMARK_TOPIC = "nexmark"
 
 
 def runner_args(name: str, spec: StreamAppSpec, *, master: str, checkpoint: str, sink: str, metrics_port: int,
