@@ -94,23 +94,26 @@ class _Hold:
     def __init__(self, seconds: float):
         self.seconds, self.owed = seconds, 0.0
 
-    def __call__(self, seq):
+    def __call__(self, _seq) -> bool:
         self.owed += self.seconds
         if self.owed >= self.SLICE_S:
             started = time.monotonic()
             time.sleep(self.owed)
             self.owed -= time.monotonic() - started
-        return seq
+        return True
 
 
 def with_record_cost(df: DataFrame, seconds: float) -> DataFrame:
     """The same rows, each holding its task for `seconds`, as a call to an outside service per record would (an
     enrichment lookup). It waits rather than computes, so one task slot carries at most 1/seconds records/s on any
-    machine: a job's capacity per executor core is known, and more executors raise it. A plain Python UDF (not an
-    Arrow one, which would need pandas in the image) over `seq`, which every app keeps."""
+    machine: a job's capacity per executor core is known, and more executors raise it. A filter that keeps every row,
+    not a column: the optimizer prunes a column no query reads (the Nexmark queries read only `value`), never a
+    filter. A plain Python UDF (not an Arrow one, which would need pandas in the image), non-deterministic so that
+    it runs once per row wherever the planner puts it."""
     if seconds <= 0:
         return df
-    return df.withColumn("seq", F.udf(_Hold(seconds), "long", useArrow=False)("seq"))
+    hold = F.udf(_Hold(seconds), "boolean", useArrow=False).asNondeterministic()
+    return df.where(hold("seq"))
 
 
 def from_file(path: str, args: list[str]) -> App:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -119,3 +120,23 @@ def test_every_query_matches_its_batch_answer(spark, kafka, produced, query, tmp
     assert check.ok and check.expected > 0, check
     assert len(batches) >= 4, len(batches)  # admission control split the topic into several micro-batches
 
+
+
+@pytest.mark.parametrize("query", ["q1", "q2", "q3", "q5", "q8"])
+def test_the_record_cost_is_paid_by_queries_that_never_read_seq(spark, query):
+    """recordCost holds every row even where the query reads only `value`: it once rode on `seq`, which the
+    optimizer pruned from the Nexmark queries, so an executor's capacity was not capped at all."""
+    from datetime import datetime, timezone
+
+    from spark_apps.apps import with_record_cost
+
+    cost_s, rows = 0.002, 400
+    records = stream(rows)
+    when = datetime.fromtimestamp(START_US / 1e6, timezone.utc)
+    data = [(int(n), when, value.decode()) for n, value in zip(records.n, ev.to_json(records))]
+    df = spark.createDataFrame(data, "seq long, event_time timestamp, value string").coalesce(1)
+    out = APPS[f"nexmark-{query}"].build(with_record_cost(df, cost_s), AppOptions())
+    assert "BatchEvalPython" in out._jdf.queryExecution().executedPlan().toString()
+    started = time.monotonic()
+    out.count()
+    assert time.monotonic() - started >= rows * cost_s - 0.01  # one partition: every row waited, in turn
