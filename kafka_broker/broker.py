@@ -83,7 +83,9 @@ class LocalKafka:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=self.base_dir,
                                     start_new_session=True, preexec_fn=die_with_parent)
         if wait and proc.wait(timeout=120) != 0:
-            raise RuntimeError(f"formatting Kafka's log directory failed; see {self.log_dir / 'format.out'}")
+            tail = (self.log_dir / "format.out").read_text(errors="replace").strip().splitlines()[-5:]
+            raise RuntimeError(f"formatting Kafka's log directory failed ({self.log_dir / 'format.out'}): "
+                               + " | ".join(tail))
         return proc
 
     def _wait_ready(self, timeout_s: float) -> None:
@@ -145,5 +147,9 @@ def _listening(port: int) -> bool:
 
 
 def _cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `kafka-storage random-uuid`)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `kafka-storage random-uuid`). Never
+    one that starts with '-', which the storage tool would read as an option (1 in 64 did: Kafka's Uuid redraws
+    those too)."""
+    while (cluster_id := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
+        pass
+    return cluster_id
