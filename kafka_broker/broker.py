@@ -50,7 +50,7 @@ class LocalKafka:
         conf = self.base_dir / "server.properties"
         conf.write_text(self._properties())
         try:
-            self._java(STORAGE_TOOL, "format", "-t", _cluster_id(), "-c", str(conf), wait=True)
+            self._java(STORAGE_TOOL, "format", "-t", cluster_id(), "-c", str(conf), wait=True)
             self.proc = self._java(BROKER, str(conf))
             self._wait_ready(timeout_s)
         except BaseException:
@@ -59,20 +59,8 @@ class LocalKafka:
         return self
 
     def _properties(self) -> str:
-        listeners = f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}"
-        props = {
-            "process.roles": "broker,controller", "node.id": 1,
-            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": listeners, "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "log.dirs": self.base_dir / "data", "num.partitions": 1,
-            # one broker: internal topics with one replica, and consumer groups that form at once
-            "offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1,
-            "transaction.state.log.min.isr": 1, "share.coordinator.state.topic.replication.factor": 1,
-            "share.coordinator.state.topic.min.isr": 1, "group.initial.rebalance.delay.ms": 0,
-        }
-        return "".join(f"{k}={v}\n" for k, v in props.items())
+        return server_properties(listen_host="127.0.0.1", advertised_host="127.0.0.1", port=self.port,
+                                 controller_port=self.controller_port, data_dir=str(self.base_dir / "data"))
 
     def _java(self, main_class: str, *args: str, wait: bool = False) -> subprocess.Popen:
         h = self.home
@@ -112,17 +100,7 @@ class LocalKafka:
 
     def create_topic(self, name: str, partitions: int, timeout_s: float = 30.0,
                      config: dict[str, str] | None = None) -> None:
-        """Create `name` with `partitions` partitions (one replica); a topic already there is left as it is.
-        Records are kept for the broker's life by default (retention.ms=-1): replayed runs and event times in the past
-        (a generator's) must not be deleted by the 7-day retention."""
-        topic = NewTopic(name, num_partitions=partitions, replication_factor=1,
-                         config={"retention.ms": "-1", **(config or {})})
-        futures = self.admin().create_topics([topic], request_timeout=timeout_s)
-        try:
-            futures[name].result(timeout=timeout_s)
-        except KafkaException as err:
-            if err.args[0].name() != "TOPIC_ALREADY_EXISTS":
-                raise
+        create_topic(self.admin(), name, partitions, timeout_s, config)
 
     def stop(self) -> None:
         """End the broker (and everything in its group). Safe to call twice."""
@@ -140,16 +118,50 @@ class LocalKafka:
         self.stop()
 
 
+def create_topic(admin: AdminClient, name: str, partitions: int, timeout_s: float = 30.0,
+                 config: dict[str, str] | None = None) -> None:
+    """Create `name` with `partitions` partitions (one replica); a topic already there is left as it is. Records are
+    kept for the broker's life by default (retention.ms=-1): replayed runs and event times in the past (a
+    generator's) must not be deleted by the 7-day retention."""
+    topic = NewTopic(name, num_partitions=partitions, replication_factor=1,
+                     config={"retention.ms": "-1", **(config or {})})
+    futures = admin.create_topics([topic], request_timeout=timeout_s)
+    try:
+        futures[name].result(timeout=timeout_s)
+    except KafkaException as err:
+        if err.args[0].name() != "TOPIC_ALREADY_EXISTS":
+            raise
+
+
+def server_properties(listen_host: str, advertised_host: str, port: int, controller_port: int, data_dir: str) -> str:
+    """The server.properties of a one-node KRaft cluster (broker and controller in one process; the controller on
+    loopback only): clients connect to listen_host:port and are told advertised_host:port."""
+    props = {
+        "process.roles": "broker,controller", "node.id": 1,
+        "controller.quorum.voters": f"1@127.0.0.1:{controller_port}",
+        "listeners": f"PLAINTEXT://{listen_host}:{port},CONTROLLER://127.0.0.1:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{advertised_host}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": data_dir, "num.partitions": 1,
+        # one broker: internal topics with one replica, and consumer groups that form at once
+        "offsets.topic.replication.factor": 1, "transaction.state.log.replication.factor": 1,
+        "transaction.state.log.min.isr": 1, "share.coordinator.state.topic.replication.factor": 1,
+        "share.coordinator.state.topic.min.isr": 1, "group.initial.rebalance.delay.ms": 0,
+    }
+    return "".join(f"{k}={v}\n" for k, v in props.items())
+
+
 def _listening(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(1.0)
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _cluster_id() -> str:
+def cluster_id() -> str:
     """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (as `kafka-storage random-uuid`). Never
     one that starts with '-', which the storage tool would read as an option (1 in 64 did: Kafka's Uuid redraws
     those too)."""
-    while (cluster_id := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
+    while (drawn := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
         pass
-    return cluster_id
+    return drawn

@@ -58,7 +58,7 @@ def sink_batches(sink: str) -> list[tuple[int, list[dict]]]:
     return out
 
 
-def _latest(batches, key: str) -> dict:
+def latest_rows(batches, key: str) -> dict:
     """Update-mode sinks: the last row emitted for each key is its final value."""
     final = {}
     for _, rows in batches:
@@ -134,7 +134,7 @@ def check(checkpoint: str, sink: str, produced: int | None = None) -> Report:
                            minlength=records.VOCABULARY)
         exp_c = {records.word(i): int(c) for i, c in enumerate(counts) if c}
         exp_s = {records.word(i): int(round(s)) for i, s in enumerate(sums) if counts[i]}
-        return _compare(exp_c, exp_s, _latest(batches, "word"), produced, records.WORDS_PER_LINE, len(batches))
+        return _compare(exp_c, exp_s, latest_rows(batches, "word"), produced, records.WORDS_PER_LINE, len(batches))
     if kind == "windows":
         width = int(round(run["window"] * 1e6))
         start = records.event_time_us(profile, run["start_us"], seq) // width * width
@@ -143,7 +143,7 @@ def check(checkpoint: str, sink: str, produced: int | None = None) -> Report:
         sums = np.bincount(inverse, weights=seq.astype(float))
         exp_c = {int(k): int(c) for k, c in zip(keys, counts)}
         exp_s = {int(k): int(round(s)) for k, s in zip(keys, sums)}
-        return _compare(exp_c, exp_s, _latest(batches, "window_start_us"), produced, 1, len(batches))
+        return _compare(exp_c, exp_s, latest_rows(batches, "window_start_us"), produced, 1, len(batches))
     raise ValueError(f"unknown sink kind {kind}")
 
 

@@ -4,11 +4,11 @@ import base64
 import uuid
 from unittest import mock
 
-from kafka_broker.broker import _cluster_id
+from kafka_broker.broker import cluster_id
 
 
 def test_a_cluster_id_is_16_bytes_of_url_safe_base64():
-    decoded = base64.urlsafe_b64decode(_cluster_id() + "==")
+    decoded = base64.urlsafe_b64decode(cluster_id() + "==")
     assert len(decoded) == 16
 
 
@@ -17,4 +17,4 @@ def test_an_id_that_would_start_with_a_dash_is_drawn_again():
     assert base64.urlsafe_b64encode(dash_first.bytes).decode().startswith("-")
     plain = uuid.UUID(bytes=bytes(16))
     with mock.patch("kafka_broker.broker.uuid.uuid4", side_effect=[dash_first, plain]):
-        assert _cluster_id() == "AAAAAAAAAAAAAAAAAAAAAA"
+        assert cluster_id() == "AAAAAAAAAAAAAAAAAAAAAA"

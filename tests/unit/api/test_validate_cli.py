@@ -11,6 +11,13 @@ def test_examples_are_valid(capsys):
     assert "StreamApp/wordcount is valid" in capsys.readouterr().out
 
 
+def test_kubernetes_examples_are_valid(capsys):
+    """The walk-throughs' apps (their other files are Kubernetes' own kinds: PVs, Prometheus)."""
+    apps = sorted(ROOT.glob("examples/kubernetes*/wordcount.yaml"))
+    assert len(apps) == 3 and main(["validate", *map(str, apps)]) == 0
+    assert "StreamApp/kafka-wordcount is valid" in capsys.readouterr().out
+
+
 def test_bad_manifest_names_the_field(tmp_path, capsys):
     doc, field, words = malformed("window-below-interval")
     bad = tmp_path / "bad.yaml"

@@ -1,0 +1,232 @@
+"""End to end on real pods, a managed StreamApp reading Kafka: a KRaft broker runs as a pod of the test cluster
+(kafka_broker/kubernetes.py), the test writes lines of words to its 4-partition topic from the host, and the
+operator installed by Helm runs examples/kubernetes-kafka/ and scales its executors on the topic's consumer lag:
+
+    helm install elastream charts/elastream -n elastream-system --create-namespace --wait
+    kubectl apply -f examples/kubernetes/prometheus.yaml -f examples/kubernetes-kafka/
+
+The load is the test's own: low until the job is Ready, then a step one executor cannot carry (recordCost 1 ms:
+at most 1000 records/s per executor). Once the job has scaled out, the producer stops and the job must read the
+topic to its end, with every word counted once. The tests share one release, broker and job and run in order.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
+
+from kafka_broker.broker import create_topic
+from kafka_broker.kubernetes import PORT, broker_objects, publish
+from spark_apps import records, verify
+from tests.conftest import ROOT
+from tests.e2e import test_kubernetes as spark_walkthrough
+from tests.e2e.test_kubernetes import CHART, REAL, get, helm, prometheus_url, real_nodes
+from tests.e2e.test_kubernetes_storm import not_terminating
+from tests.operator_fixtures import wait_for as _wait_for
+
+pytestmark = pytest.mark.slow
+EXAMPLE = ROOT / "examples" / "kubernetes-kafka"
+PROMETHEUS = ROOT / "examples" / "kubernetes" / "prometheus.yaml"
+APP, NS, RELEASE_NS = "kafka-wordcount", "default", "elastream-system"
+HOST_DATA = Path("/var/lib/elastream-kafka-example")  # the hostPath of examples/kubernetes-kafka/storage.yaml
+KAFKA_JARS = Path("/var/lib/elastream-kafka-e2e")  # Kafka's jars, published for the broker pod's hostPath
+IMAGE = "ghcr.io/elastream/spark-runner:0.1.0"  # any image with Java 17 and a shell: the runner's is on the nodes
+TOPIC, PARTITIONS = "words", 4
+LOW_RATE, HIGH_RATE = 200.0, 1500.0  # records/s: one executor carries at most 1000/s, two 2000/s
+
+
+class WordsProducer:
+    """Lines of words (spark_apps.records: record i is lines([i])) into the topic at `rate` records/s, record i to
+    partition i mod PARTITIONS, idempotent; a thread until stop(), which flushes and counts what was not acked."""
+
+    def __init__(self, bootstrap: str, rate: float):
+        self.producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "linger.ms": 20})
+        self.rate, self.sent, self.failed = rate, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="words-producer", daemon=True)
+
+    def start(self) -> "WordsProducer":
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        owed, last = 0.0, time.monotonic()
+        while not self._stop.wait(0.05):
+            now = time.monotonic()
+            owed += (now - last) * self.rate
+            last, n = now, int(owed)
+            owed -= n
+            for seq, line in zip(range(self.sent, self.sent + n), records.lines(np.arange(self.sent, self.sent + n))):
+                self.producer.produce(TOPIC, line.encode(), partition=seq % PARTITIONS, on_delivery=self._acked)
+            self.sent += n
+            self.producer.poll(0)
+
+    def _acked(self, err, _msg) -> None:
+        if err is not None:
+            self.failed += 1
+
+    def stop(self, flush_timeout_s: float = 60.0) -> int:
+        """Stop sending and wait for the acks: returns how many records are still unacknowledged (0: every record
+        sent is in the topic, or counted in `failed`). Safe to call twice."""
+        self._stop.set()
+        self._thread.join(timeout=10)
+        return self.producer.flush(flush_timeout_s)
+
+def status(k) -> dict:
+    return get(k, "streamapp", APP, "-n", NS).get("status") or {}
+
+
+def condition(k, type_: str) -> dict:
+    return next((c for c in status(k).get("conditions", []) if c["type"] == type_), {})
+
+
+def running(k, role: str) -> list[dict]:
+    return spark_walkthrough.running(k, role, APP)
+
+
+def pods(k, role: str) -> list[dict]:
+    return spark_walkthrough.pods(k, role, APP)
+
+
+def realized(k, action: str) -> list[dict]:
+    return [d for d in status(k).get("history", []) if d["action"] == action and d["realized"]]
+
+
+def query(k, expr: str) -> list[float]:
+    url = f"{prometheus_url(k)}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+    return [float(r["value"][1]) for r in json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]]
+
+
+def read_offsets() -> int:
+    """Records the job's committed batches read: the Kafka offsets in its checkpoint, summed over partitions."""
+    offsets = verify.committed_offsets(str(HOST_DATA / APP / "checkpoint")) or {}
+    return sum(int(o) for o in offsets.get(TOPIC, {}).values())
+
+
+def diagnosis(k) -> str:
+    parts = [k.kubectl("get", "pods", "-A", "-o", "wide", check=False).stdout]
+    st = status(k) if k.kubectl("get", "streamapp", APP, "-n", NS, check=False).returncode == 0 else {}
+    parts += [f"{c['type']}={c['status']} {c['reason']}: {c['message']}" for c in st.get("conditions", [])]
+    parts += [f"{d['time']} {d['action']} {d.get('from')}->{d.get('to')} {d['reason']} {d.get('inputs')}"
+              for d in st.get("history", [])[-6:]]
+    try:
+        parts.append("Prometheus: " + "; ".join(f"{e} = {query(k, e)}" for e in (
+            f'max_over_time(elastream_backlog_records{{streamapp="{APP}"}}[5m])',
+            f'elastream_input_rate{{streamapp="{APP}"}}', f'elastream_processing_rate{{streamapp="{APP}"}}')))
+    except Exception as err:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
+        parts.append(f"Prometheus not read: {err}")
+    parts.append(k.kubectl("logs", "-n", RELEASE_NS, "deploy/elastream", "--tail=30", check=False).stdout)
+    parts.append(k.kubectl("logs", "-n", NS, f"{APP}-driver", "--tail=30", check=False).stdout)
+    return "\n".join(parts)
+
+
+def wait_for(k, what, check, timeout=60.0, every=2.0):
+    try:
+        return _wait_for(what, check, timeout=timeout, every=every)
+    except AssertionError as err:
+        raise AssertionError(f"{err}\n--- cluster state ---\n{diagnosis(k)}") from None
+
+
+@pytest.fixture(scope="module")
+def k(real_cluster, crds_installed):
+    yield real_cluster
+
+
+@pytest.fixture(scope="module")
+def release(k):
+    """The operator installed by Helm, as a pod on a real node under the chart's own ServiceAccount."""
+    for namespace in (RELEASE_NS, "monitoring"):  # the Spark walk-through deletes them without waiting
+        wait_for(k, f"namespace {namespace} gone or active", lambda ns=namespace: not_terminating(k, ns), timeout=300)
+    helm(k, "upgrade", "--install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait",
+         "--timeout", "5m", "--set", f"watchNamespaces={{{NS}}}")
+    yield RELEASE_NS
+    helm(k, "uninstall", "elastream", "-n", RELEASE_NS, "--wait", "--timeout", "2m", check=False)
+    k.kubectl("delete", "namespace", RELEASE_NS, "--wait=false", check=False)
+
+
+@pytest.fixture(scope="module")
+def broker(k):
+    """The broker pod on a real node, and its topic; yields the address the host reaches it at (its pod IP)."""
+    objects = json.dumps({"apiVersion": "v1", "kind": "List", "items": broker_objects(
+        "kafka", NS, IMAGE, publish(KAFKA_JARS), node_selector={REAL: "true"})})
+    k.kubectl("apply", "-f", "-", input=objects)
+    try:
+        ready = wait_for(k, "the kafka pod Ready", lambda: next(
+            (p for p in get(k, "pods", "-n", NS, "-l", "app.kubernetes.io/name=kafka")["items"]
+             if any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"].get("conditions", []))),
+            None), timeout=180)
+        bootstrap = f"{ready['status']['podIP']}:{PORT}"
+        admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
+        create_topic(admin, TOPIC, PARTITIONS)
+        yield ready, admin, bootstrap
+    finally:
+        k.kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", input=objects, check=False)
+
+
+@pytest.fixture(scope="module")
+def producer(broker):
+    _, _, bootstrap = broker
+    words = WordsProducer(bootstrap, LOW_RATE).start()
+    yield words
+    words.stop(flush_timeout_s=5)
+
+
+@pytest.fixture(scope="module")
+def example(k, release, broker, producer):
+    shutil.rmtree(HOST_DATA, ignore_errors=True)  # a checkpoint left by an earlier run would be resumed
+    k.kubectl("apply", "-f", str(PROMETHEUS), "-f", str(EXAMPLE))
+    yield
+    k.kubectl("delete", "-f", str(EXAMPLE), "-f", str(PROMETHEUS), "--ignore-not-found", "--wait=false", check=False)
+    wait_for(k, "every pod of the app gone", lambda: not get(
+        k, "pods", "-n", NS, "-l", f"elastream.io/app={APP}")["items"], timeout=120)
+
+
+def test_the_broker_runs_in_the_cluster_and_the_app_reads_its_partitions(k, broker, example):
+    pod, admin, bootstrap = broker
+    assert pod["spec"]["nodeName"] in real_nodes(k)
+    meta = admin.list_topics(TOPIC, timeout=10)
+    assert [f"{b.host}:{b.port}" for b in meta.brokers.values()] == [bootstrap]  # it advertises its pod IP
+    assert len(meta.topics[TOPIC].partitions) == PARTITIONS
+    wait_for(k, "StreamApp Ready", lambda: condition(k, "Ready").get("status") == "True", timeout=300)
+    wait_for(k, "the driver and an executor Running", lambda: running(k, "driver") and running(k, "executor"),
+             timeout=120)
+    for p in running(k, "driver") + running(k, "executor"):
+        assert p["spec"]["nodeName"] in real_nodes(k), f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
+    # the partitions bound the useful parallelism: the runner exports them, Prometheus scrapes them
+    wait_for(k, "elastream_source_partitions == 4 in Prometheus", lambda: query(
+        k, f'elastream_source_partitions{{streamapp="{APP}"}}') == [PARTITIONS], timeout=120, every=5)
+    wait_for(k, "the job reading the topic", lambda: read_offsets() > 0, timeout=120)
+
+
+def test_consumer_lag_scales_the_executors_out_in_place(k, producer, example):
+    (driver,) = pods(k, "driver")
+    producer.rate = HIGH_RATE
+    up = wait_for(k, "a realized scale-out in status.history", lambda: realized(k, "scaleUp"), timeout=420)[0]
+    assert (up["from"], up["to"]) == (1, 2), up
+    # the lag reached the core: the decision saw a backlog of more than a few seconds of the low load
+    assert up["inputs"]["backlog_total"] > 5 * LOW_RATE, up
+    wait_for(k, "2 executor pods Running", lambda: len(running(k, "executor")) == 2, timeout=180)
+    (now,) = pods(k, "driver")
+    assert now["metadata"]["uid"] == driver["metadata"]["uid"], "the driver was replaced to rescale"
+
+
+def test_the_job_reads_the_topic_to_its_end_counting_every_word_once(k, producer, example):
+    assert producer.stop() == 0, "records still unacknowledged after 60 s"
+    sent = producer.sent
+    assert producer.failed == 0 and sent > 0
+    wait_for(k, f"the checkpoint's Kafka offsets at the {sent} records sent", lambda: read_offsets() == sent,
+             timeout=300, every=3)
+    final = {row["word"]: int(row["count"]) for row in
+             verify.latest_rows(verify.sink_batches(str(HOST_DATA / APP / "sink")), "word").values()}
+    expected = Counter(records.word(int(i)) for i in records.word_ids(np.arange(sent)).ravel())
+    assert final == dict(expected), {w: (final.get(w), n) for w, n in expected.items() if final.get(w) != n}
