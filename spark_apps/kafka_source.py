@@ -56,20 +56,45 @@ def share_out(waiting: dict[str, int], limit: int) -> dict[str, int]:
     return take
 
 
+class Watermarks:
+    """A topic's offsets as the broker has them now: partition -> (low, high). One client, made on first use."""
+
+    def __init__(self, servers: str, topic: str):
+        self.servers, self.topic = servers, topic
+        self._client: Consumer | None = None
+
+    def __call__(self, timeout_s: float = 10.0) -> dict[str, tuple[int, int]]:
+        if self._client is None:
+            self._client = _consumer(self.servers)
+        meta = self._client.list_topics(self.topic, timeout=timeout_s).topics.get(self.topic)
+        if meta is None or meta.error is not None:
+            raise KafkaException(meta.error if meta is not None else KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
+        return {str(p): self._client.get_watermark_offsets(TopicPartition(self.topic, p), timeout=timeout_s)
+                for p in sorted(meta.partitions)}
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def lag(processed: dict, watermarks: dict[str, tuple[int, int]], topic: str) -> int:
+    """Consumer lag: the records of `topic` after the offsets processed ({topic: {partition: next offset}}), summed
+    over its partitions (a partition not read yet lags from its low watermark)."""
+    done = processed.get(topic, {})
+    return sum(max(0, high - int(done.get(p, low))) for p, (low, high) in watermarks.items())
+
+
 class KafkaReader(DataSourceStreamReader):
     def __init__(self, servers: str, topic: str, starting: str, max_rows: int | None):
         self.servers, self.topic, self.starting, self.max_rows = servers, topic, starting, max_rows
-        self._client: Consumer | None = None
+        self._marks: Watermarks | None = None
 
     def _watermarks(self) -> dict[str, tuple[int, int]]:
         """partition -> (low, high) offsets, from the broker."""
-        if self._client is None:
-            self._client = _consumer(self.servers)
-        meta = self._client.list_topics(self.topic, timeout=10.0).topics.get(self.topic)
-        if meta is None or meta.error is not None:
-            raise KafkaException(meta.error if meta is not None else KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART))
-        return {str(p): self._client.get_watermark_offsets(TopicPartition(self.topic, p), timeout=10.0)
-                for p in sorted(meta.partitions)}
+        if self._marks is None:
+            self._marks = Watermarks(self.servers, self.topic)
+        return self._marks()
 
     def initialOffset(self) -> dict:
         marks = self._watermarks()
@@ -126,12 +151,12 @@ class KafkaReader(DataSourceStreamReader):
                                    f"did not arrive within {READ_TIMEOUT_S:.0f}s")
 
     def __getstate__(self) -> dict:  # read() runs in a Python worker: the driver's client stays behind
-        return {**self.__dict__, "_client": None}
+        return {**self.__dict__, "_marks": None}
 
     def stop(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        if self._marks is not None:
+            self._marks.close()
+            self._marks = None
 
 
 class KafkaSource(DataSource):

@@ -27,7 +27,8 @@ from tests.operator_fixtures import OPERATOR, operator_in_process, wait_for
 from tests.prometheus import PrometheusServer
 
 pytestmark = pytest.mark.slow
-LOAD_S = 420  # seconds of load; then the job drains and the last test checks the sink
+LOAD_S = 300  # seconds of load, past the ~210 s the tests before the last need; then the job drains and the last
+#                test checks the sink
 APP = "wordcount"
 
 

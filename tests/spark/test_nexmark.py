@@ -140,3 +140,21 @@ def test_the_record_cost_is_paid_by_queries_that_never_read_seq(spark, query):
     started = time.monotonic()
     out.count()
     assert time.monotonic() - started >= rows * cost_s - 0.01  # one partition: every row waited, in turn
+
+
+def test_the_lag_is_read_from_the_broker_now(kafka, produced):
+    """The runner's backlog for Kafka: the broker's high watermarks at scrape time less the offsets processed (what
+    arrives while a long batch runs is lag at once, not after the next batch plans)."""
+    from spark_apps.kafka_source import Watermarks, lag
+
+    marks = Watermarks(kafka.bootstrap_servers, TOPIC)
+    try:
+        now = marks()
+        assert sorted(now) == [str(p) for p in range(PARTITIONS)]
+        high = {p: h for p, (_, h) in now.items()}
+        assert sum(high.values()) == produced.sent
+        assert lag({}, now, TOPIC) == produced.sent  # nothing processed: every record lags
+        assert lag({TOPIC: high}, now, TOPIC) == 0
+        assert lag({TOPIC: {"0": high["0"] - 7}}, now, TOPIC) == 7 + sum(high[p] for p in high if p != "0")
+    finally:
+        marks.close()
