@@ -15,7 +15,7 @@ def test_each_policy_runs_the_same_example_with_only_its_algorithm_and_load_chan
     assert [d["spec"].get("algorithm") for d in ds2] == ["ds2", None]
     assert ds2[1] == ela[1]  # the StreamApp is the same
     sine = manifest("nexmark-q5", "ds2", "sinusoid")[1]["spec"]["spark"]["source"]["nexmark"]
-    assert sine["profile"] == "sinusoid" and sine["period"] == "120s"
+    assert sine["profile"] == "sinusoid" and sine["period"] == "240s"  # two of the example's 120-s periods
     trace = tmp_path / "t.csv"
     trace.write_text("time,rate\n0,100\n60,900\n")
     app = manifest("wordcount", "hpa", str(trace))[1]
