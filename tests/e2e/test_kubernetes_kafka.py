@@ -30,8 +30,8 @@ from kafka_broker.kubernetes import PORT, broker_objects, publish
 from spark_apps import records, verify
 from tests.conftest import ROOT
 from tests.e2e import test_kubernetes as spark_walkthrough
-from tests.e2e.test_kubernetes import CHART, REAL, get, helm, prometheus_url, real_nodes
-from tests.e2e.test_kubernetes_storm import not_terminating
+from tests.e2e.release import operator_release
+from tests.e2e.test_kubernetes import REAL, get, prometheus_url, real_nodes
 from tests.operator_fixtures import wait_for as _wait_for
 
 pytestmark = pytest.mark.slow
@@ -149,14 +149,8 @@ def k(real_cluster, crds_installed):
 
 @pytest.fixture(scope="module")
 def release(k):
-    """The operator installed by Helm, as a pod on a real node under the chart's own ServiceAccount."""
-    for namespace in (RELEASE_NS, "monitoring"):  # the Spark walk-through deletes them without waiting
-        wait_for(k, f"namespace {namespace} gone or active", lambda ns=namespace: not_terminating(k, ns), timeout=300)
-    helm(k, "upgrade", "--install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait",
-         "--timeout", "5m", "--set", f"watchNamespaces={{{NS}}}")
-    yield RELEASE_NS
-    helm(k, "uninstall", "elastream", "-n", RELEASE_NS, "--wait", "--timeout", "2m", check=False)
-    k.kubectl("delete", "namespace", RELEASE_NS, "--wait=false", check=False)
+    with operator_release(k, lambda what, check, timeout: wait_for(k, what, check, timeout=timeout)) as namespace:
+        yield namespace
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ The tests share one release and one job and run in order.
 """
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -21,7 +20,8 @@ from storm_apps.nimbus import NimbusClient
 from storm_apps.source import read_source_state
 from tests.conftest import ROOT
 from tests.e2e import test_kubernetes as spark_walkthrough
-from tests.e2e.test_kubernetes import CHART, get, helm, real_nodes
+from tests.e2e.release import operator_release
+from tests.e2e.test_kubernetes import get, real_nodes
 from tests.operator_fixtures import wait_for as _wait_for
 
 pytestmark = pytest.mark.slow
@@ -56,11 +56,6 @@ def supervisor_replicas(k) -> int:
     return get(k, "deployment", f"{APP}-supervisor", "-n", NS)["spec"].get("replicas", 0)
 
 
-def not_terminating(k, namespace: str) -> bool:
-    found = k.kubectl("get", "namespace", namespace, "-o", "json", check=False)
-    return found.returncode != 0 or json.loads(found.stdout)["status"]["phase"] == "Active"
-
-
 def nimbus(k) -> NimbusClient:
     (pod,) = running(k, "nimbus")
     return NimbusClient(pod["status"]["podIP"], 6627, timeout_s=10)  # pod IPs are routable from the host
@@ -91,16 +86,8 @@ def k(real_cluster, crds_installed):
 
 @pytest.fixture(scope="module")
 def release(k):
-    """The operator installed by Helm, as a pod on a real node under the chart's own ServiceAccount."""
-    # the Spark walk-through (tests/e2e/test_kubernetes.py) deletes its release's and Prometheus' namespaces
-    # without waiting: nothing can be created in a namespace while it terminates
-    for namespace in (RELEASE_NS, "monitoring"):
-        wait_for(k, f"namespace {namespace} gone or active", lambda ns=namespace: not_terminating(k, ns), timeout=300)
-    helm(k, "upgrade", "--install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait",
-         "--timeout", "5m", "--set", f"watchNamespaces={{{NS}}}")
-    yield RELEASE_NS
-    helm(k, "uninstall", "elastream", "-n", RELEASE_NS, "--wait", "--timeout", "2m", check=False)
-    k.kubectl("delete", "namespace", RELEASE_NS, "--wait=false", check=False)
+    with operator_release(k, lambda what, check, timeout: wait_for(k, what, check, timeout=timeout)) as namespace:
+        yield namespace
 
 
 @pytest.fixture(scope="module")
