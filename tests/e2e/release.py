@@ -7,8 +7,21 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from tests.e2e.test_kubernetes import CHART, helm
+from tests.operator_fixtures import wait_for
 
 RELEASE_NS, WATCHED = "elastream-system", "default"
+
+
+def diagnosed(diagnosis: Callable[[object], str]) -> Callable[..., object]:
+    """A module's wait_for(k, what, check, timeout, every): on a timeout, the failure also shows diagnosis(k)."""
+
+    def wait(k, what, check, timeout=60.0, every=2.0):
+        try:
+            return wait_for(what, check, timeout=timeout, every=every)
+        except AssertionError as err:
+            raise AssertionError(f"{err}\n--- cluster state ---\n{diagnosis(k)}") from None
+
+    return wait
 
 
 def not_terminating(k, namespace: str) -> bool:
@@ -17,12 +30,11 @@ def not_terminating(k, namespace: str) -> bool:
 
 
 @contextmanager
-def operator_release(k, wait: Callable[..., object]) -> Iterator[str]:
-    """`wait(what, check, timeout=...)` is the module's own wait (its diagnosis on failure)."""
+def operator_release(k) -> Iterator[str]:
     # the Spark walk-through (tests/e2e/test_kubernetes.py) deletes its release's and Prometheus' namespaces
     # without waiting: nothing can be created in a namespace while it terminates
     for namespace in (RELEASE_NS, "monitoring"):
-        wait(f"namespace {namespace} gone or active", lambda ns=namespace: not_terminating(k, ns), timeout=300)
+        wait_for(f"namespace {namespace} gone or active", lambda ns=namespace: not_terminating(k, ns), timeout=300)
     helm(k, "upgrade", "--install", "elastream", str(CHART), "-n", RELEASE_NS, "--create-namespace", "--wait",
          "--timeout", "5m", "--set", f"watchNamespaces={{{WATCHED}}}")
     try:

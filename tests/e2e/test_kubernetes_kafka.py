@@ -30,9 +30,8 @@ from kafka_broker.kubernetes import PORT, broker_objects, publish
 from spark_apps import records, verify
 from tests.conftest import ROOT
 from tests.e2e import test_kubernetes as spark_walkthrough
-from tests.e2e.release import operator_release
+from tests.e2e.release import diagnosed, operator_release
 from tests.e2e.test_kubernetes import REAL, get, prometheus_url, real_nodes
-from tests.operator_fixtures import wait_for as _wait_for
 
 pytestmark = pytest.mark.slow
 EXAMPLE = ROOT / "examples" / "kubernetes-kafka"
@@ -135,11 +134,7 @@ def diagnosis(k) -> str:
     return "\n".join(parts)
 
 
-def wait_for(k, what, check, timeout=60.0, every=2.0):
-    try:
-        return _wait_for(what, check, timeout=timeout, every=every)
-    except AssertionError as err:
-        raise AssertionError(f"{err}\n--- cluster state ---\n{diagnosis(k)}") from None
+wait_for = diagnosed(diagnosis)
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +144,7 @@ def k(real_cluster, crds_installed):
 
 @pytest.fixture(scope="module")
 def release(k):
-    with operator_release(k, lambda what, check, timeout: wait_for(k, what, check, timeout=timeout)) as namespace:
+    with operator_release(k) as namespace:
         yield namespace
 
 
