@@ -13,6 +13,7 @@ across partitions in proportion to what each has waiting, as Spark's maxOffsetsP
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 import uuid
 
@@ -57,13 +58,19 @@ def share_out(waiting: dict[str, int], limit: int) -> dict[str, int]:
 
 
 class Watermarks:
-    """A topic's offsets as the broker has them now: partition -> (low, high). One client, made on first use."""
+    """A topic's offsets as the broker has them now: partition -> (low, high). One client, made on first use, used
+    by one caller at a time (the runner's metrics endpoint may serve two scrapes at once)."""
 
     def __init__(self, servers: str, topic: str):
         self.servers, self.topic = servers, topic
         self._client: Consumer | None = None
+        self._lock = threading.Lock()
 
     def __call__(self, timeout_s: float = 10.0) -> dict[str, tuple[int, int]]:
+        with self._lock:
+            return self._read(timeout_s)
+
+    def _read(self, timeout_s: float) -> dict[str, tuple[int, int]]:
         if self._client is None:
             self._client = _consumer(self.servers)
         meta = self._client.list_topics(self.topic, timeout=timeout_s).topics.get(self.topic)
@@ -73,9 +80,16 @@ class Watermarks:
                 for p in sorted(meta.partitions)}
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        with self._lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def __getstate__(self) -> dict:  # travels without its client and lock
+        return {"servers": self.servers, "topic": self.topic}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["servers"], state["topic"])
 
 
 def lag(processed: dict, watermarks: dict[str, tuple[int, int]], topic: str) -> int:
