@@ -65,10 +65,10 @@ class PolicyConfig(BaseModel):
 
     # --- elastream ------------------------------------------------------------------------------------
     elastream_max_utilization: float = Field(0.95, gt=0, le=1)  # planning ceiling after noise headroom
-    elastream_noise_z: float = Field(2.0, ge=0)  # headroom = z × std of the rate residuals
+    elastream_noise_z: float = Field(2.5, ge=0)  # headroom = z × std of the rate residuals
     elastream_forecast: bool = True
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
-    elastream_min_saving: float = Field(0.07, ge=0, lt=1)  # scale down only to save ≥ this share of instances
+    elastream_min_saving: float = Field(0.2, ge=0, lt=1)  # scale down only to save ≥ this share of instances
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
     elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
     # a scale-in is "confident" when the forecast has enough points, no upward trend and the lower parallelism
@@ -83,7 +83,7 @@ class PolicyConfig(BaseModel):
     elastream_capacity_regression: bool = True
     # short bursts seen (a rate two scrapes sustain above the median around them) are provisioned for at 100 % busy:
     elastream_burst_window_s: float = Field(600.0, gt=0)  # the neighbourhood a burst stands above (a step does not)
-    elastream_burst_memory_s: float = Field(21600.0, ge=0)  # a burst's excess decays with this time constant; 0 = off
+    elastream_burst_memory_s: float = Field(0.0, ge=0)  # a burst's excess decays with this time constant; 0 = off
     elastream_burst_min_excess: float = Field(0.05, ge=0)  # smaller excursions are the noise headroom's
     # a backlog worth more than the latency target (a surge, a long pause) is planned to drain within this instead
     # of catch_up_duration_s: every second it lasts is an SLO violation
@@ -91,6 +91,11 @@ class PolicyConfig(BaseModel):
     # a scale-out may follow the last rescale after this long (not the stabilization window) when that rescale
     # left a queue past the backlog tolerance that still grows: it was too small (a step read half-way); 0 = off
     elastream_follow_up_s: float = Field(90.0, ge=0)
+    # a scale-out sizes for at least the highest level a source sustained within this long (a load that rises again
+    # mostly returns where it has been); 0 = off
+    elastream_recall_s: float = Field(10800.0, ge=0)
+    # no scale-in within this long of a scale-out while every source runs at least at its rate then; 0 = off
+    elastream_scale_out_hold_s: float = Field(1800.0, ge=0)
     # after a scale-out within the hour, a scale-in never spends the last this many rescales of the hourly budget
     elastream_scale_out_reserve: int = Field(1, ge=0)
 

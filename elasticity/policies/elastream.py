@@ -92,6 +92,8 @@ class ElastreamPolicy:
         if t is not None and ctx.now - t < 3600.0 and all(r[0] != t for r in seen):
             # the parallelism grew since the last evaluation: that rescale was a scale-out
             seen.append([t, total > mem.get("total_parallelism", total)])
+            if seen[-1][1]:
+                mem["scaled_out"] = [t, {s.name: float(s.input_rate or 0.0) for s in ctx.observation.sources()}]
         mem["rescale_times"], mem["total_parallelism"] = seen, total
         return len(seen), any(up for _, up in seen)
 
@@ -173,7 +175,8 @@ class ElastreamPolicy:
             targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
         elif look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend
-            targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s)
+            targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, ctx.memory,
+                                                             pause_s)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -203,14 +206,49 @@ class ElastreamPolicy:
         # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
-        look.up = look.rates(obs, h_up)
+        look.recall = self._recall(ctx, rates)
+        highs = self._known_highs(ctx)
+        look.up = look.rates(obs, h_up, known_high=highs)
         # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
-        look.size = look.rates(obs, h_up * cfg.elastream_trend_horizon_factor)
+        look.size = look.rates(obs, h_up * cfg.elastream_trend_horizon_factor, at_least=look.recall,
+                               known_high=highs)
         look.down = look.rates(obs, h_up, optimistic=True)
         look.safe = look.rates(obs, h_up)
         look.now = {r.name: r for r in target_rates(obs)}
         look.caps = self._capacities(ctx)
         return look
+
+    @staticmethod
+    def _recall(ctx: PolicyContext, rates: list) -> dict[str, float]:
+        """Per source, the highest level it sustained within `elastream_recall_s`: a load that rises again
+        mostly returns to where it has been (the next day's peak, the end of a dip), so a scale-out sizes for it
+        at once instead of climbing in steps. Level = the median of the last five scrapes (a spike is not a level);
+        kept as the highest per five minutes."""
+        cfg, mem = ctx.config, ctx.memory
+        if cfg.elastream_recall_s <= 0:
+            return {}
+        kept: dict[str, list] = mem.setdefault("levels", {})
+        out = {}
+        for src in ctx.observation.sources():
+            ys = [r[src.name] for _, r in rates[-5:] if src.name in r]
+            levels = [lv for lv in kept.get(src.name, []) if ctx.now - lv[0] <= cfg.elastream_recall_s]
+            if len(ys) == 5:
+                level, bucket = float(sorted(ys)[2]), ctx.now - ctx.now % 300.0
+                if levels and levels[-1][0] == bucket:
+                    levels[-1][1] = max(levels[-1][1], level)
+                else:
+                    levels.append([bucket, level])
+            kept[src.name] = levels
+            out[src.name] = max([lv for _, lv in levels], default=0.0)
+        return out
+
+    @staticmethod
+    def _known_highs(ctx: PolicyContext) -> dict[str, float]:
+        """Per source, the highest level recalled from before the last half trend window: a peak the load reached
+        before and may turn at again (the current rise's own levels are not one)."""
+        since = ctx.now - ctx.config.elastream_trend_window_s / 2.0
+        return {n: max([lv for t, lv in levels if t < since], default=0.0)
+                for n, levels in ctx.memory.get("levels", {}).items()}
 
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
@@ -281,10 +319,26 @@ class ElastreamPolicy:
                              f"expected within {look.h_up:.0f}s{back}")
         return plan, parts
 
+    @staticmethod
+    def _scale_out_held(obs: JobObservation, look: "Outlook", cfg, mem: dict) -> str:
+        """Why a scale-in must wait (or ""): within `elastream_scale_out_hold_s` of a scale-out, while every source
+        still runs at least at the rate it had then, the load that called for it has not gone: the capacity
+        added (for the trend, for a level recalled) is kept."""
+        out = mem.get("scaled_out")
+        if not out or cfg.elastream_scale_out_hold_s <= 0 or obs.timestamp - out[0] >= cfg.elastream_scale_out_hold_s:
+            return ""
+        if all(look.forecasts[n].recent_ >= r for n, r in out[1].items() if n in look.forecasts):
+            return (f"steady: the scale-out {obs.timestamp - out[0]:.0f}s ago is kept: the load is still at least "
+                    f"where it was then (hold {cfg.elastream_scale_out_hold_s:.0f}s)")
+        return ""
+
     def _scale_in(self, obs: JobObservation, look: "Outlook", cfg, used: int, rose: bool, inputs: dict,
-                  pause_s: float = 0.0) -> tuple[dict[str, int], list[str], float | None, str]:
+                  mem: dict, pause_s: float = 0.0) -> tuple[dict[str, int], list[str], float | None, str]:
         """(targets, reasons, the scale-down delay asked for, why a worthwhile scale-in waits)."""
         current = obs.parallelism
+        held = self._scale_out_held(obs, look, cfg, mem)
+        if held:
+            return dict(current), [], None, held
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
         u_in = look.u_max - cfg.elastream_hysteresis
         lo_of, keep_of = (lambda s: cfg.min_parallelism), (lambda s: int(s.parallelism))
@@ -357,6 +411,7 @@ class Outlook:
     safe: dict[str, StageRates] | None = None
     now: dict[str, StageRates] | None = None
     caps: dict[str, CapacityEstimate] | None = None
+    recall: dict[str, float] | None = None
 
     @property
     def u_up(self) -> float:
@@ -366,9 +421,13 @@ class Outlook:
     def horizon(self, h: float) -> float:
         return h if self.use_forecast else 0.0
 
-    def rates(self, obs: JobObservation, h: float, optimistic: bool = False) -> dict[str, StageRates]:
+    def rates(self, obs: JobObservation, h: float, optimistic: bool = False, at_least: dict[str, float] | None = None,
+              known_high: dict[str, float] | None = None) -> dict[str, StageRates]:
         """Per stage, the rates when each source runs at its forecast peak within h — or at least at its level ×
-        the bursts it showed, at 100 % busy (the rate that, planned at u_max, gives level × burst)."""
-        peaks = {n: max(fc.peak(self.horizon(h), self.z, optimistic), fc.recent_ * self.bursts[n] * self.u_max)
+        the bursts it showed, at 100 % busy (the rate that, planned at u_max, gives level × burst), and at least
+        `at_least` (a recalled level)."""
+        peaks = {n: max(fc.peak(self.horizon(h), self.z, optimistic, (known_high or {}).get(n, 0.0)),
+                        fc.recent_ * self.bursts[n] * self.u_max,
+                        (at_least or {}).get(n, 0.0))
                  for n, fc in self.forecasts.items()}
         return {r.name: r for r in target_rates(obs, peaks)}

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+KNOWN_HIGH_MARGIN = 1.05
+
 
 def theil_sen(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     """Median of pairwise slopes and the median intercept; robust to a step or an outlier."""
@@ -48,13 +50,17 @@ class RateForecast:
         self.last_ = float(y[-1]) if self.n_ else 0.0
         return self
 
-    def peak(self, horizon_s: float, z: float, optimistic: bool = False) -> float:
+    def peak(self, horizon_s: float, z: float, optimistic: bool = False, known_high: float = 0.0) -> float:
         """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise. A trend is
         extrapolated no further than the span it was measured over: six scrapes of noise can pass for a slope,
-        and 20 minutes of it would size a job for a load that never comes."""
+        and 20 minutes of it would size a job for a load that never comes; nor past `known_high` (a level the
+        source reached before) while the level is below it: a load that rises back mostly turns where it did."""
         level = self.recent_ if optimistic else max(self.recent_, self.last_)
         ahead = min(horizon_s, self.span_)
-        return max(level + max(self.slope_, 0.0) * ahead, 0.0) + z * self.noise_
+        rise = max(self.slope_, 0.0) * ahead
+        if level < KNOWN_HIGH_MARGIN * known_high:  # near it: the noise may have taken the level past it
+            rise = min(rise, max(known_high - level, 0.0))
+        return max(level + rise, 0.0) + z * self.noise_
 
 
 def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:
