@@ -24,6 +24,12 @@
    stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
 9. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
    scale-out asks to come `elastream_follow_up_s` after it instead of a whole stabilization window later.
+10. Recall: a scale-out sizes for at least the highest level a source sustained within `elastream_recall_s` (a load
+   that rises again mostly returns where it was: one rescale, not a climb in steps), and a trend is not extrapolated
+   past a high reached before the current rise.
+11. Hold: within `elastream_scale_out_hold_s` of a scale-out, no scale-in while the load is still at least where it
+   was then.
+(6 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
 """
