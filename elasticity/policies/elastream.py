@@ -212,8 +212,7 @@ class ElastreamPolicy:
         # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
-        look.recall = self._recall(ctx, rates)
-        highs = self._known_highs(ctx)
+        look.recall, highs = self._recall(ctx, rates)
         look.up = look.rates(obs, h_up, known_high=highs)
         # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
         look.size = look.rates(obs, h_up * cfg.elastream_trend_horizon_factor, at_least=look.recall,
@@ -225,16 +224,18 @@ class ElastreamPolicy:
         return look
 
     @staticmethod
-    def _recall(ctx: PolicyContext, rates: list) -> dict[str, float]:
-        """Per source, the highest level it sustained within `elastream_recall_s`: a load that rises again
-        mostly returns to where it has been (the next day's peak, the end of a dip), so a scale-out sizes for it
-        at once instead of climbing in steps. Level = the median of the last five scrapes (a spike is not a level);
-        kept as the highest per five minutes."""
+    def _recall(ctx: PolicyContext, rates: list) -> tuple[dict[str, float], dict[str, float]]:
+        """Per source, (the highest level it sustained within `elastream_recall_s`, the highest of those from before
+        the last half trend window). A load that rises again mostly returns to where it has been (the next day's
+        peak, the end of a dip), so a scale-out sizes for the first at once instead of climbing in steps; the
+        second is a peak it may turn at again (the current rise's own levels are not one). Level = the median of
+        the last five scrapes (a spike is not a level), kept as the highest per five minutes."""
         cfg, mem = ctx.config, ctx.memory
         if cfg.elastream_recall_s <= 0:
-            return {}
+            return {}, {}
         kept: dict[str, list] = mem.setdefault("levels", {})
-        out = {}
+        since = ctx.now - cfg.elastream_trend_window_s / 2.0
+        recall, highs = {}, {}
         for src in ctx.observation.sources():
             ys = [r[src.name] for _, r in rates[-5:] if src.name in r]
             levels = [lv for lv in kept.get(src.name, []) if ctx.now - lv[0] <= cfg.elastream_recall_s]
@@ -245,16 +246,9 @@ class ElastreamPolicy:
                 else:
                     levels.append([bucket, level])
             kept[src.name] = levels
-            out[src.name] = max([lv for _, lv in levels], default=0.0)
-        return out
-
-    @staticmethod
-    def _known_highs(ctx: PolicyContext) -> dict[str, float]:
-        """Per source, the highest level recalled from before the last half trend window: a peak the load reached
-        before and may turn at again (the current rise's own levels are not one)."""
-        since = ctx.now - ctx.config.elastream_trend_window_s / 2.0
-        return {n: max([lv for t, lv in levels if t < since], default=0.0)
-                for n, levels in ctx.memory.get("levels", {}).items()}
+            recall[src.name] = max([lv for _, lv in levels], default=0.0)
+            highs[src.name] = max([lv for t, lv in levels if t < since], default=0.0)
+        return recall, highs
 
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
