@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -120,19 +121,26 @@ class LocalSparkCluster:
         self.stop()
 
     def start(self) -> "LocalSparkCluster":
-        """Start master and workers; return once all workers are ALIVE. On any failure everything is stopped."""
+        """Start master and workers; return once all workers are ALIVE. On any failure everything is stopped.
+
+        Every daemon binds port 0 and the master's ports are read from its log: a port picked free beforehand can
+        be taken by another process before the JVM binds it (Spark then moves to the next port, and the UI we ask
+        is someone else's)."""
+        deadline = time.monotonic() + self.start_timeout
+        log = self.base_dir / "master.log"
+        logged_before = log.stat().st_size if log.exists() else 0  # a reused base_dir keeps an earlier run's log
         try:
-            self.master_port, self.master_ui_port = free_port(), free_port()
             self._spawn("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                        "--port", str(self.master_port), "--webui-port", str(self.master_ui_port))
+                        "--port", "0", "--webui-port", "0")
+            self.master_port, self.master_ui_port = self._master_ports(log, logged_before, deadline)
             for i in range(self.workers):
                 work = self.base_dir / f"worker-{i}"
                 work.mkdir(parents=True, exist_ok=True)
                 self._spawn(f"worker-{i}", "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                            "--port", str(free_port()), "--webui-port", str(free_port()),
+                            "--port", "0", "--webui-port", "0",
                             "--cores", str(self.cores_per_worker), "--memory", self.memory,
                             "--work-dir", str(work), self.master_url)
-            self._wait_alive()
+            self._wait_alive(deadline)
         except BaseException:
             self.stop()
             raise
@@ -157,12 +165,27 @@ class LocalSparkCluster:
     def alive_workers(self) -> int:
         return sum(w.get("state") == "ALIVE" for w in self.state().get("workers", []))
 
-    def _wait_alive(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
+    _BOUND = re.compile(rb"Successfully started service '(sparkMaster|MasterUI)' on port (\d+)")
+
+    def _master_ports(self, log: Path, offset: int, deadline: float) -> tuple[int, int]:
+        """(master port, master UI port) as the master logged them (past `offset` in its log) once bound."""
         while time.monotonic() < deadline:
-            for p in self._procs:
-                if p.poll() is not None:
-                    raise RuntimeError(f"a Spark daemon exited with {p.returncode}; logs in {self.base_dir}")
+            self._raise_if_exited()
+            ports = {m[1]: int(m[2]) for m in self._BOUND.finditer(log.read_bytes()[offset:])}
+            if len(ports) == 2:
+                return ports[b"sparkMaster"], ports[b"MasterUI"]
+            time.sleep(0.2)
+        raise TimeoutError(f"the Spark master logged no bound ports after {self.start_timeout}s; "
+                           f"logs in {self.base_dir}")
+
+    def _raise_if_exited(self) -> None:
+        for p in self._procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"a Spark daemon exited with {p.returncode}; logs in {self.base_dir}")
+
+    def _wait_alive(self, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            self._raise_if_exited()
             try:
                 if self.alive_workers() == self.workers:
                     return
