@@ -9,7 +9,7 @@ from elastream.errors import UserError
 from elasticity.errors import InputError
 
 # sub-command name -> module in elastream.commands exposing register(subparsers) and run(args) -> int
-COMMANDS = ["run", "tune", "crds", "validate", "simulate", "bench", "train-rl", "storm-exporter"]
+COMMANDS = ["run", "tune", "crds", "validate", "simulate", "calibrate", "bench", "train-rl", "storm-exporter"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,11 +13,18 @@ operator rescales in place — Spark executors join or leave a running applicati
 see the `storm-rebalance` stress scenario), then the *added* instances ramp linearly from `warmup_capacity` to
 full speed over `warmup_s` (JIT, caches, state loading).
 
-Micro-batch engines (Spark Structured Streaming): a stage with `trigger_interval_s` set runs one batch per
-trigger whose duration is a FIXED overhead `batch_overhead_s` (scheduling, planning, commit) plus the records'
-processing time. Its capacity is μ × eff × (1 − overhead/trigger) and its reported busy fraction is
-batch duration / trigger = overhead/trigger + processed / (μ × p): it does not fall in proportion to the load,
-so DS2's "true processing rate = processing rate / busy fraction" underestimates what the stage can do.
+Micro-batch engines (Spark Structured Streaming): a stage with `trigger_interval_s` set runs batches at least one
+trigger apart; a batch reads everything queued (at least one trigger's arrivals) and lasts a FIXED overhead
+`batch_overhead_s` (planning, commit: wall time) plus `batch_task_s` of fixed task work the instances share (task
+launch, Python workers, shuffle set-up) plus the records' processing time: D = overhead + (task + rows/μ) / eff.
+Under a backlog batches run back to back and grow, so the fixed costs weigh less: over a period P = max(trigger, D)
+the capacity is μ × (eff × (1 − overhead/P) − task/P) — μ × eff × (1 − overhead/trigger) while a batch fits in
+a trigger. A record waits for the next batch to start (uniformly over P; p99 0.99 P), then for it to commit (D): that
+replaces the record-at-a-time drain and M/M/1 terms. The reported busy fraction is batch duration / trigger: it does
+not fall in proportion to the load, so DS2's "true processing rate = processing rate / busy fraction"
+underestimates what the stage can do.
+`provision_s`: added instances do nothing for this long after a rescale (an executor JVM starting), then warm up.
+elasticity/simulation/calibration.py fits these figures to a real run.
 """
 from __future__ import annotations
 
@@ -41,14 +48,17 @@ class StageSpec:
     base_latency_s: float = 0.05
     initial_parallelism: int = 1
     trigger_interval_s: float | None = None  # micro-batch engine: one batch per trigger
-    batch_overhead_s: float = 0.0  # fixed cost of every batch (micro-batch engines)
+    batch_overhead_s: float = 0.0  # fixed wall time of every batch (micro-batch engines)
+    batch_task_s: float = 0.0  # fixed task work of every batch, in instance-seconds shared by the instances
 
     @property
     def overhead_fraction(self) -> float:
-        """Share of the time a micro-batch stage spends on per-batch overhead (0 for a record-at-a-time stage)."""
+        """Share of one trigger a micro-batch stage spends on its fixed costs (0 for a record-at-a-time stage);
+        the task work is counted as if one instance did it all (a bound: more instances share it)."""
         if not self.trigger_interval_s:
             return 0.0
-        return min(max(self.batch_overhead_s / self.trigger_interval_s, 0.0), 0.95)
+        fixed = self.batch_overhead_s + self.batch_task_s
+        return min(max(fixed / self.trigger_interval_s, 0.0), 0.95)
 
     @property
     def capacity_per_instance(self) -> float:
@@ -61,6 +71,7 @@ class JobSpec:
     name: str
     stages: list[StageSpec]
     rescale_pause_s: float = 1.0
+    provision_s: float = 0.0  # added instances arrive this long after the pause (then warm up)
     warmup_s: float = 30.0
     warmup_capacity: float = 0.3
     capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
@@ -93,6 +104,7 @@ class SimulatedJob:
         self.S = S
         self.mu = [s.service_rate for s in spec.stages]
         self.ovh = [s.overhead_fraction for s in spec.stages]
+        self.trig = [s.trigger_interval_s if s.trigger_interval_s else None for s in spec.stages]
         self.K = [s.key_groups for s in spec.stages]
         self.sel = [s.selectivity for s in spec.stages]
         self.base = [s.base_latency_s for s in spec.stages]
@@ -131,9 +143,12 @@ class SimulatedJob:
         k, dt, t = self.k, self.dt, self.k * self.dt
         paused = t < self.pause_until
         warm = self._one
-        if not paused and self.spec.warmup_s > 0 and t < self.warm_from + self.spec.warmup_s:
-            frac = max((t - self.warm_from) / self.spec.warmup_s, 0.0)
-            w = self.spec.warmup_capacity + (1.0 - self.spec.warmup_capacity) * frac
+        if not paused and t < self.warm_from + self.spec.warmup_s:
+            if t < self.warm_from:  # the added instances have not arrived yet
+                w = 0.0
+            else:
+                frac = (t - self.warm_from) / self.spec.warmup_s
+                w = self.spec.warmup_capacity + (1.0 - self.spec.warmup_capacity) * frac
             # the instances that existed before run at full speed, the added ones at w
             warm = [(p0 + (p - p0) * w) / p if p > p0 else 1.0 for p, p0 in zip(self.p, self.p_before)]
         inflow = self.tl.arrivals[k]
@@ -141,10 +156,16 @@ class SimulatedJob:
         rest = max(self.pause_until - t, 0.0)
         noise = self.cap_noise[k]
         for i in range(self.S):
-            mu = self.mu[i] * (1.0 - self.ovh[i])  # records/s of one instance after the per-batch overhead
-            nominal = mu * self.eff[i]
-            cap = 0.0 if paused else nominal * noise[i] * warm[i]
             q = self.Q[i] + inflow * dt
+            if self.trig[i]:  # the instances still arriving or warming up stretch the batch too
+                working = self.eff[i] * warm[i]
+                batch = self._batch_duration(i, max(q, inflow * self.trig[i]), working)
+                nominal = self._batch_capacity(i, batch, working)
+                cap = 0.0 if paused else nominal * noise[i]
+            else:
+                batch, nominal = None, self.mu[i] * self.eff[i]
+                cap = 0.0 if paused else nominal * noise[i] * warm[i]
+            mu = nominal / self.eff[i]  # records/s of one instance after the per-batch costs
             done = min(q, cap * dt)
             q -= done
             self.Q[i] = q
@@ -155,6 +176,13 @@ class SimulatedJob:
             self.tl.backlog[k, i] = q
             self.tl.parallelism[k, i] = self.p[i]
             rho = min(inflow / (cap if cap > 0 else nominal), 0.99) if nominal > 0 else 0.99
+            if batch:  # a record waits for the next batch to start (uniform over one batch), then for it to commit
+                wait = max(batch, self.trig[i])
+                lm += self.base[i] + 0.5 * wait + batch
+                l50 += self.base[i] + 0.5 * wait + batch
+                l99 += self.base[i] + 0.99 * wait + batch
+                inflow = rate_done * self.sel[i]
+                continue
             drain = q / nominal if nominal > 0 else 0.0
             soj = 1.0 / (mu * (1.0 - rho))
             lm += self.base[i] + drain + soj
@@ -165,6 +193,17 @@ class SimulatedJob:
         self.tl.latency_p50[k] = l50 + rest
         self.tl.latency_p99[k] = l99 + rest
         self.k += 1
+
+    def _batch_duration(self, i: int, queued: float, working: float) -> float:
+        """Seconds micro-batch stage i takes to read and process `queued` records on `working` instances' worth."""
+        st = self.spec.stages[i]
+        return st.batch_overhead_s + (st.batch_task_s + queued / self.mu[i]) / max(working, 1e-9)
+
+    def _batch_capacity(self, i: int, duration: float, working: float) -> float:
+        """Records/s micro-batch stage i carries in batches of `duration` s (at least one trigger apart): the
+        fixed costs are paid once per batch, so longer batches carry more."""
+        st, period = self.spec.stages[i], max(duration, self.trig[i])
+        return max(self.mu[i] * (working * (1.0 - st.batch_overhead_s / period) - st.batch_task_s / period), 0.0)
 
     def set_initial_parallelism(self, targets: dict[str, int]) -> None:
         """Size the job before its first step (no rescale, no pause): how the scenario starts."""
@@ -187,7 +226,7 @@ class SimulatedJob:
             t = self.now
             self.tl.rescale_times.append(t)
             self.pause_until = t + self.spec.rescale_pause_s
-            self.warm_from = self.pause_until
+            self.warm_from = self.pause_until + self.spec.provision_s
         return True
 
     # --- ports -----------------------------------------------------------------------------------------------
@@ -203,11 +242,12 @@ class SimulatedJob:
             proc = self.tl.processed[a:b, i]
             live = full > 0
             busy = float(proc[live].sum() / full[live].sum()) if live.any() and full[live].sum() > 0 else None
-            if busy is not None and self.ovh[i] > 0:  # micro-batch: batch duration / trigger interval
-                busy = min(self.ovh[i] + busy, 1.0)
+            if busy is not None and self.trig[i]:  # micro-batch: batch duration / trigger interval
+                fixed = (s.batch_overhead_s + s.batch_task_s / self.eff[i]) / self.trig[i]
+                busy = min(fixed + busy, 1.0)
             pr = float(proc[live].mean()) if live.any() else 0.0
             src_rate = float(self.tl.arrivals[a:b].mean()) if i == 0 else float(self._inflow[a:b, i].mean())
-            trig = s.trigger_interval_s if self.ovh[i] > 0 else None
+            trig = self.trig[i]
             stages.append(StageMetrics(
                 name=s.name, parallelism=self.p[i], input_rate=src_rate, processing_rate=pr,
                 busy_fraction=busy, backlog=float(self.Q[i]), max_parallelism=s.key_groups,

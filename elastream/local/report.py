@@ -29,6 +29,7 @@ def write_report(report_dir: Path, app: LocalApp, config, job, timeline, started
         "app": app.name,
         "policy": {"name": app.policy_name, "algorithm": config.algorithm, "mode": config.mode},
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "started_epoch_s": round(started, 3),  # what the samples' and rescales' t count from
         "duration_s": round(stopped_at - started, 1),
         "interrupted": interrupted,
         **check,  # records_produced, records_processed, missing, duplicates, and the engine's guarantee

@@ -47,6 +47,21 @@ def test_short_run_scales_out_and_in_exactly_once(tmp_path, capsys):
     assert f"done: {report['records_processed']} of {report['records_produced']} records processed" in log
     assert (report_dir / "timeline.png").stat().st_size > 10_000
     assert processes_mentioning(str(report_dir)) == []
+    simulator_calibrated_to_the_run(report_dir, capsys)
+
+
+def simulator_calibrated_to_the_run(report_dir: Path, capsys) -> None:
+    """`elastream calibrate` fits the simulator to this run and its replay behaves like the run."""
+    assert main(["calibrate", str(HERE / "short.yaml"), str(report_dir), "--json", str(report_dir / "cal.json")]) == 0
+    out = capsys.readouterr().out
+    result = json.loads((report_dir / "cal.json").read_text())
+    fitted, compared = result["fitted"], result["comparison"]
+    assert 1000 < fitted["service_rate"] < 8000, out  # recordCost 250 µs: at most 4000/s an executor, less with Python
+    assert "provision_s" not in fitted["defaulted"] and 0 < fitted["provision_s"] < 60, out  # an executor JVM starts
+    assert compared["first scale-out at"]["simulated"] != "-", out  # the replay scales out under the step too
+    real, simulated = (float(compared["executor-seconds"][k]) for k in ("real", "simulated"))
+    assert abs(simulated / real - 1) < 0.35, out  # measured 223 / 214
+    assert (report_dir / "calibration.png").stat().st_size > 10_000
 
 
 def test_ctrl_c_leaves_nothing_running(tmp_path):

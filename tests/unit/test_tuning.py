@@ -154,7 +154,9 @@ def test_a_surface_fitted_from_a_real_run_reproduces_its_measurements_and_refuse
             close += abs(math.log(surface.evaluate(t["config"]) / t["p99_s"])) < 0.25
         except EvaluationFailed:
             pass
-    assert close >= len(passed) - 2 and surface.fit_error < 0.15  # measured: 7 of 9 within 10 %, rms 0.083
+    # measured: 6 of 9 within 25 %, rms 0.127 (7 and 0.083 before the simulator's micro-batch latency counted the
+    # wait for a batch and the batch itself, 2026-11-26: the real run's own calibration matches it better)
+    assert close >= len(passed) - 3 and surface.fit_error < 0.15
     for t in report["trials"]:
         if t["p99_s"] is None:
             with pytest.raises(EvaluationFailed):
