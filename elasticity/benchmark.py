@@ -32,25 +32,43 @@ COMMAND = "elastream bench elasticity"
 
 
 def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, start: str = "as-deployed",
-            floors: dict | None = None) -> dict[str, dict[str, dict]]:
+            floors: dict | None = None, jobs: int = 1) -> dict[str, dict[str, dict]]:
     """{SCENARIO: {POLICY: summary}}; with `floors` (a dict) and the oracle among the policies, also fills
-    floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`)."""
-    out: dict[str, dict[str, dict]] = {}
-    tag = "" if start == "as-deployed" else f" [{start}]"
-    for name, sc in scenarios.items():
-        out[name] = {}
-        oracle = None
-        for pol in policies:
-            t0 = time.perf_counter()
-            res = run(sc, pol, start=start)
-            out[name][pol] = res.summary
-            oracle = res if pol == "oracle" else oracle
-            if progress:
-                progress(f"{name:16s} {pol:9s}{tag} {out[name][pol]} ({time.perf_counter() - t0:.1f}s)")
-        if floors is not None and oracle is not None:
-            rescales = {pol: int(s["rescales"]) for pol, s in out[name].items() if pol != "oracle"}
-            floors[name] = rescale_floors(sc, oracle, rescales)
+    floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`). `jobs` > 1 runs that many scenarios
+    at once in forked processes (each scenario's runs are independent; the results are the same)."""
+    global _TASK
+    _TASK = (scenarios, tuple(policies), progress, start, floors is not None)
+    if jobs > 1 and len(scenarios) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(scenarios))) as pool:
+            done = dict(pool.imap_unordered(_run_scenario, list(scenarios)))
+    else:
+        done = dict(map(_run_scenario, scenarios))
+    out = {name: done[name][0] for name in scenarios}
+    if floors is not None:
+        floors.update({name: done[name][1] for name in scenarios if done[name][1] is not None})
     return out
+
+
+_TASK: tuple = ()  # what run_all's workers read (inherited by fork: scenarios hold closures that do not pickle)
+
+
+def _run_scenario(name: str) -> tuple[str, tuple[dict, dict | None]]:
+    scenarios, policies, progress, start, with_floors = _TASK
+    sc, results, oracle = scenarios[name], {}, None
+    tag = "" if start == "as-deployed" else f" [{start}]"
+    for pol in policies:
+        t0 = time.perf_counter()
+        res = run(sc, pol, start=start)
+        results[pol] = res.summary
+        oracle = res if pol == "oracle" else oracle
+        if progress:
+            progress(f"{name:16s} {pol:9s}{tag} {results[pol]} ({time.perf_counter() - t0:.1f}s)")
+    floor = None
+    if with_floors and oracle is not None:
+        floor = rescale_floors(sc, oracle, {pol: int(s["rescales"]) for pol, s in results.items() if pol != "oracle"})
+    return name, (results, floor)
 
 
 def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cfg: PolicyConfig | None = None,
@@ -249,16 +267,16 @@ def config_markdown() -> str:
             "capacity regression on. A scale-down delay set by the user applies to every policy alike.")
 
 
-def run_benchmark(progress=None) -> tuple[dict, dict, dict, str, dict, dict]:
+def run_benchmark(progress=None, jobs: int = 1) -> tuple[dict, dict, dict, str, dict, dict]:
     """Run everything; returns (results, stress results, criteria, markdown of the docs section,
     {"scenarios": right-sized sensitivity results, "criteria": its checks}, rescale-budget floors)."""
     t0 = time.perf_counter()
     scenarios = builtin()
     extra = stress()
     floors: dict[str, dict] = {"main": {}, "stress": {}, "sensitivity": {}}
-    results = run_all(scenarios, progress=progress, floors=floors["main"])
-    stress_results = run_all(extra, progress=progress, floors=floors["stress"])
-    sens = run_all(scenarios, progress=progress, start="right-sized", floors=floors["sensitivity"])
+    results = run_all(scenarios, progress=progress, floors=floors["main"], jobs=jobs)
+    stress_results = run_all(extra, progress=progress, floors=floors["stress"], jobs=jobs)
+    sens = run_all(scenarios, progress=progress, start="right-sized", floors=floors["sensitivity"], jobs=jobs)
     crit = criteria(results, floors=floors["main"])
     sens_crit = criteria(sens, floors=floors["sensitivity"])
     elapsed = time.perf_counter() - t0
@@ -270,7 +288,7 @@ def bench_main(args) -> int:
     """Print the tables and write --json; returns the markdown for the caller to put in the docs (the CLI
     does that: the core never imports the operator's packages)."""
     say = lambda m: print(m, flush=True)  # noqa: E731
-    results, stress_results, crit, md, sens, floors = run_benchmark(progress=say)
+    results, stress_results, crit, md, sens, floors = run_benchmark(progress=say, jobs=getattr(args, "jobs", 1))
     print()
     print(md)
     if getattr(args, "json", None):

@@ -24,13 +24,13 @@ SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
 
 
 def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_builtin: bool = True,
-              policies=POLICIES, progress=None) -> tuple[dict, dict]:
+              policies=POLICIES, progress=None, jobs: int = 1) -> tuple[dict, dict]:
     """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios and the built-ins."""
     scenarios = suite(seeds, families)
     if with_builtin:
         scenarios.update(builtin())
     floors: dict[str, Any] = {}
-    return run_all(scenarios, policies=policies, progress=progress, floors=floors), floors
+    return run_all(scenarios, policies=policies, progress=progress, floors=floors, jobs=jobs), floors
 
 
 def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, float]]]:
@@ -121,7 +121,7 @@ def bench_main(args) -> int:
     seeds_name = getattr(args, "seeds", None) or "reporting"
     seeds = SEED_SETS[seeds_name]
     t0 = time.perf_counter()
-    results, floors = run_suite(seeds, progress=lambda m: print(m, flush=True))
+    results, floors = run_suite(seeds, progress=lambda m: print(m, flush=True), jobs=getattr(args, "jobs", 1))
     families = by_family(results, floors)
     agg = aggregate(results, families)
     md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0)

@@ -98,6 +98,8 @@ class PolicyConfig(BaseModel):
     elastream_scale_out_hold_s: float = Field(1800.0, ge=0)
     # after a scale-out within the hour, a scale-in never spends the last this many rescales of the hourly budget
     elastream_scale_out_reserve: int = Field(1, ge=0)
+    # a scale-out drains the queue as it will be when the added instances carry: now + its growth for this long
+    elastream_queue_lead_s: float = Field(30.0, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

@@ -140,7 +140,7 @@ class ElastreamPolicy:
     # --- planning -------------------------------------------------------------------------------------------
     @staticmethod
     def _plan(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float,
-              lo_of, hi_of, floor_of=None, pause_s: float = 0.0) -> dict[str, int]:
+              lo_of, hi_of, floor_of=None, pause_s: float = 0.0, queued_of=None) -> dict[str, int]:
         """The least parallelism per stage (topological order) that carries its planned rate at u_max plus
         its backlog within the catch-up duration and the backlog the rescale's own pause (pause_s) leaves
         within `elastream_slo_catch_up_s`, and at least `elastream_burst_coverage` of what its upstream
@@ -151,7 +151,8 @@ class ElastreamPolicy:
             K = s.max_parallelism
             m = caps[s.name].value
             rate = rates[s.name].target_input_rate
-            need = (rate / u_max + float(s.backlog or 0) / catch_up_s(s.backlog, rate, cfg)
+            queued = queued_of(s) if queued_of is not None else float(s.backlog or 0)
+            need = (rate / u_max + queued / catch_up_s(queued, rate, cfg)
                     + rate * pause_s / cfg.elastream_slo_catch_up_s)
             ups = [u for u in s.upstream if u in full_out]
             if ups and cfg.elastream_burst_coverage > 0:
@@ -306,7 +307,7 @@ class ElastreamPolicy:
         """One step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)."""
         plan = self._plan(obs, look.size, look.caps, cfg, look.u_max, lambda s: cfg.min_parallelism,
                           lambda s: stage_bound(s.max_parallelism, cfg), floor_of=lambda s: int(s.parallelism),
-                          pause_s=pause_s)
+                          pause_s=pause_s, queued_of=lambda s: self._queue_ahead(s, look, cfg))
         parts = []
         for s in obs.stages:
             p, new = int(s.parallelism), plan[s.name]
@@ -318,6 +319,14 @@ class ElastreamPolicy:
                              f"{look.u_up:.0%} cannot carry {fmt_rate(look.up[s.name].target_input_rate)} "
                              f"expected within {look.h_up:.0f}s{back}")
         return plan, parts
+
+    @staticmethod
+    def _queue_ahead(s, look: "Outlook", cfg) -> float:
+        """The queue a scale-out must drain: the queue now plus its growth over `elastream_queue_lead_s` — the
+        scrapes average a step half-seen, and the instances added take a while to carry."""
+        cap_now = look.caps[s.name].value * effective_parallelism(int(s.parallelism), s.max_parallelism)
+        growth = max(look.now[s.name].target_input_rate - cap_now, 0.0)
+        return float(s.backlog or 0.0) + growth * cfg.elastream_queue_lead_s
 
     @staticmethod
     def _scale_out_held(obs: JobObservation, look: "Outlook", cfg, mem: dict) -> str:

@@ -20,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--seeds", choices=["reporting", "tuning"],
                    help="with --suite broad: the seeds to draw the families from (default reporting; defaults "
                         "are chosen on the tuning seeds only)")
+    e.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     e.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     e.set_defaults(handler=_run_elasticity)

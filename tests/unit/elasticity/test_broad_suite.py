@@ -69,3 +69,17 @@ def test_seeds_without_the_broad_suite_is_refused_with_a_clear_error(capsys):
 
     assert main(["bench", "elasticity", "--seeds", "tuning", "--no-docs"]) == 2
     assert "--suite broad" in capsys.readouterr().out
+
+
+def test_scenarios_run_in_processes_give_the_same_results_and_floors():
+    from elasticity.benchmark import run_all
+    from elasticity.simulation.scenarios import Scenario
+    from elasticity.simulation import loads as L
+
+    scenarios = {f"s{k}": Scenario(f"s{k}", "a short step", 1800.0, L.step(1000, 1000 + 500 * k, 600, 1200), seed=k)
+                 for k in range(3)}
+    serial_floors, forked_floors = {}, {}
+    serial = run_all(scenarios, policies=("ds2", "elastream", "oracle"), floors=serial_floors)
+    forked = run_all(scenarios, policies=("ds2", "elastream", "oracle"), floors=forked_floors, jobs=2)
+    assert forked == serial and list(forked) == list(scenarios) and forked_floors == serial_floors
+    assert set(serial_floors) == set(scenarios)

@@ -16,13 +16,14 @@ def test_catch_up_is_short_only_for_a_backlog_worth_more_than_the_latency_target
     assert catch_up_s(6_000.0, 1000.0, cfg.model_copy(update={"elastream_slo_catch_up_s": 900.0})) == 300.0
 
 
-@pytest.mark.parametrize("slo_catch_up, expected", [(60.0, 13), (300.0, 12)])
-def test_a_surge_scales_out_enough_to_drain_its_backlog_quickly(slo_catch_up, expected):
+@pytest.mark.parametrize("slo_catch_up, lead, expected", [(60.0, 0.0, 13), (300.0, 0.0, 12), (60.0, 30.0, 15)])
+def test_a_surge_scales_out_enough_to_drain_its_backlog_quickly(slo_catch_up, lead, expected):
     # 1,500 → 4,000 records/s on 6 instances of 400/s: a 50k backlog (12.5 s of input) after 30 s
-    cfg = PolicyConfig(elastream_slo_catch_up_s=slo_catch_up)
+    cfg = PolicyConfig(elastream_slo_catch_up_s=slo_catch_up, elastream_queue_lead_s=lead)
     o = obs(stage("src", p=6, rate=4000.0, proc=2400.0, busy=1.0, backlog=50_000.0, maxp=360), t=30.0)
     prop = ElastreamPolicy().propose(PolicyContext(o, [o], cfg, 30.0, {}))
-    # planned: 4,000/0.95 + 50,000/catch-up, over 400/s per instance, aligned to 360 key groups
+    # planned: 4,000/0.95 + the queue/catch-up, over 400/s per instance, aligned to 360 key groups; the queue is
+    # 50,000 now, plus its growth (4,000 − 2,400/s) for the lead: 98,000 with a 30 s lead
     assert prop.targets["src"] == expected
     assert "scale out src 6→" in prop.reason
 
