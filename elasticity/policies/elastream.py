@@ -29,6 +29,8 @@
    past a high reached before the current rise.
 11. Hold: within `elastream_scale_out_hold_s` of a scale-out, no scale-in while the load is still at least where it
    was then.
+12. Queue ahead: a scale-out drains the queue as it will be when its instances carry (the queue now plus its growth
+   over `elastream_queue_lead_s`), not the queue a half-seen step shows.
 (6 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
