@@ -183,9 +183,11 @@ class ElastreamPolicy:
         if hot:
             targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
         elif look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
-            # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend
-            targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, ctx.memory,
-                                                             pause_s)
+            # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
+            # while the load that called for the last scale-out holds
+            waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
+            if not waiting:
+                targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -344,12 +346,9 @@ class ElastreamPolicy:
         return ""
 
     def _scale_in(self, obs: JobObservation, look: "Outlook", cfg, used: int, rose: bool, inputs: dict,
-                  mem: dict, pause_s: float = 0.0) -> tuple[dict[str, int], list[str], float | None, str]:
+                  pause_s: float = 0.0) -> tuple[dict[str, int], list[str], float | None, str]:
         """(targets, reasons, the scale-down delay asked for, why a worthwhile scale-in waits)."""
         current = obs.parallelism
-        held = self._scale_out_held(obs, look, cfg, mem)
-        if held:
-            return dict(current), [], None, held
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
         u_in = look.u_max - cfg.elastream_hysteresis
         lo_of, keep_of = (lambda s: cfg.min_parallelism), (lambda s: int(s.parallelism))
