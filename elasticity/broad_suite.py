@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from elasticity.benchmark import run_all
+from elasticity.errors import InputError
 from elasticity.simulation.families import FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
 from elasticity.simulation.runner import POLICIES
 from elasticity.simulation.scenarios import builtin
@@ -117,11 +118,30 @@ def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...],
     return "\n".join(lines)
 
 
+REQUIRED = ("elastream", "ds2", "oracle")  # what the per-family verdicts and the aggregate compare
+
+
+def chosen_policies(text: str | None) -> tuple[str, ...]:
+    """The policies of a comma-separated list plus the required ones, in the runner's order (all when None)."""
+    if not text:
+        return POLICIES
+    asked = {p.strip() for p in text.split(",") if p.strip()}
+    unknown = sorted(asked - set(POLICIES))
+    if unknown:
+        raise InputError(f"--policies: unknown {', '.join(unknown)}; valid: {', '.join(POLICIES)}")
+    return tuple(p for p in POLICIES if p in asked or p in REQUIRED)
+
+
 def bench_main(args) -> int:
     seeds_name = getattr(args, "seeds", None) or "reporting"
     seeds = SEED_SETS[seeds_name]
+    policies = chosen_policies(getattr(args, "policies", None))
+    if policies != POLICIES and not getattr(args, "no_docs", False):
+        print(f"a partial run ({', '.join(policies)}): docs/benchmarks.md is left as it is", flush=True)
+        args.no_docs = True
     t0 = time.perf_counter()
-    results, floors = run_suite(seeds, progress=lambda m: print(m, flush=True), jobs=getattr(args, "jobs", 1))
+    results, floors = run_suite(seeds, policies=policies, progress=lambda m: print(m, flush=True),
+                                jobs=getattr(args, "jobs", 1))
     families = by_family(results, floors)
     agg = aggregate(results, families)
     md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0)

@@ -20,6 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--seeds", choices=["reporting", "tuning"],
                    help="with --suite broad: the seeds to draw the families from (default reporting; defaults "
                         "are chosen on the tuning seeds only)")
+    e.add_argument("--policies", metavar="LIST",
+                   help="with --suite broad: only these policies, comma-separated (elastream, ds2 and oracle always "
+                        "run: the verdicts need them); a partial run leaves docs/benchmarks.md as it is")
     e.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -211,9 +214,10 @@ def _experiment_list(value: str) -> str:
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:
-    if getattr(args, "seeds", None) and getattr(args, "suite", "main") != "broad":
-        print("error: --seeds chooses the broad suite's seeds: give it with --suite broad")
-        return 2
+    for option in ("seeds", "policies"):
+        if getattr(args, option, None) and getattr(args, "suite", "main") != "broad":
+            print(f"error: --{option} is the broad suite's: give it with --suite broad")
+            return 2
     if getattr(args, "suite", "main") == "broad":
         args.seeds = args.seeds or "reporting"
         from elasticity.broad_suite import bench_main

@@ -68,7 +68,7 @@ def test_seeds_without_the_broad_suite_is_refused_with_a_clear_error(capsys):
     from elastream.cli import main
 
     assert main(["bench", "elasticity", "--seeds", "tuning", "--no-docs"]) == 2
-    assert "--suite broad" in capsys.readouterr().out
+    assert "--seeds is the broad suite's: give it with --suite broad" in capsys.readouterr().out
 
 
 def test_scenarios_run_in_processes_give_the_same_results_and_floors():
@@ -83,3 +83,18 @@ def test_scenarios_run_in_processes_give_the_same_results_and_floors():
     forked = run_all(scenarios, policies=("ds2", "elastream", "oracle"), floors=forked_floors, jobs=2)
     assert forked == serial and list(forked) == list(scenarios) and forked_floors == serial_floors
     assert set(serial_floors) == set(scenarios)
+
+
+def test_a_partial_run_keeps_the_policies_the_verdicts_need_and_names_an_unknown_one(capsys):
+    from elastream.cli import main
+    from elasticity.broad_suite import chosen_policies
+    from elasticity.errors import InputError
+
+    assert chosen_policies("hpa") == ("hpa", "ds2", "elastream", "oracle")
+    assert chosen_policies(None) == chosen_policies("static,hpa,ds2,mestream,elastream,rl,oracle")
+    with pytest.raises(InputError, match="unknown flink; valid: static"):
+        chosen_policies("ds2,flink")
+    assert main(["bench", "elasticity", "--suite", "broad", "--policies", "flink", "--no-docs"]) == 2
+    assert "--policies: unknown flink" in capsys.readouterr().err
+    assert main(["bench", "elasticity", "--policies", "ds2", "--no-docs"]) == 2
+    assert "--policies is the broad suite's" in capsys.readouterr().out
