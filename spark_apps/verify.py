@@ -24,6 +24,7 @@ from spark_apps import records
 from spark_apps.apps import APPS
 from spark_apps.runner import RUN_FILE
 from spark_apps.sink import BATCH_PREFIX
+from spark_apps.profile import RateProfile
 from spark_apps.source import GeneratorConfig
 
 
@@ -104,6 +105,15 @@ def committed_offset(checkpoint: str) -> int:
     log of the last batch with a commit file. For checking a job that runs on (or was stopped mid-run)."""
     offsets = committed_offsets(checkpoint)
     return int(offsets["seq"]) if offsets else 0
+
+
+def generator_load(checkpoint) -> tuple[RateProfile, float]:
+    """(the load profile, when it started in epoch seconds) of the generator run recorded in `checkpoint`
+    (FileNotFoundError without the run file; ValueError for a run of another source)."""
+    run = json.loads((Path(checkpoint) / RUN_FILE).read_text())
+    if run["source"]["type"] != "generator":
+        raise ValueError("not a generator run: a Kafka topic's load is not known here")
+    return GeneratorConfig(**run["source"]["generator"]).build(), run["start_us"] / 1e6
 
 
 def check(checkpoint: str, sink: str, produced: int | None = None) -> Report:

@@ -103,7 +103,6 @@ class SimulatedJob:
         S = len(spec.stages)
         self.S = S
         self.mu = [s.service_rate for s in spec.stages]
-        self.ovh = [s.overhead_fraction for s in spec.stages]
         self.trig = [s.trigger_interval_s if s.trigger_interval_s else None for s in spec.stages]
         self.K = [s.key_groups for s in spec.stages]
         self.sel = [s.selectivity for s in spec.stages]
@@ -181,13 +180,12 @@ class SimulatedJob:
                 lm += self.base[i] + 0.5 * wait + batch
                 l50 += self.base[i] + 0.5 * wait + batch
                 l99 += self.base[i] + 0.99 * wait + batch
-                inflow = rate_done * self.sel[i]
-                continue
-            drain = q / nominal if nominal > 0 else 0.0
-            soj = 1.0 / (mu * (1.0 - rho))
-            lm += self.base[i] + drain + soj
-            l50 += self.base[i] + drain + LN2 * soj
-            l99 += self.base[i] + drain + LN100 * soj
+            else:
+                drain = q / nominal if nominal > 0 else 0.0
+                soj = 1.0 / (mu * (1.0 - rho))
+                lm += self.base[i] + drain + soj
+                l50 += self.base[i] + drain + LN2 * soj
+                l99 += self.base[i] + drain + LN100 * soj
             inflow = rate_done * self.sel[i]
         self.tl.latency_mean[k] = lm + rest
         self.tl.latency_p50[k] = l50 + rest

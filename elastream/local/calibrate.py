@@ -21,9 +21,8 @@ from elastream.policy_config import to_policy_config
 from elasticity.simulation import runner
 from elasticity.simulation.calibration import Batch, MicroBatchCalibration, Rescale
 from elasticity.simulation.scenarios import Scenario
+from spark_apps import verify
 from spark_apps.profile import RateProfile, parse_duration
-from spark_apps.runner import RUN_FILE
-from spark_apps.source import GeneratorConfig
 
 
 @dataclass
@@ -42,21 +41,21 @@ class RealRun:
             report = json.loads((report_dir / "report.json").read_text())
             samples = json.loads((report_dir / "timeline.json").read_text())
             progress = (report_dir / "job" / "progress.jsonl").read_text().splitlines()
-            run = json.loads((report_dir / "job" / "checkpoint" / RUN_FILE).read_text())
+            profile, load_start = verify.generator_load(report_dir / "job" / "checkpoint")
         except FileNotFoundError as err:
             raise UserError(f"{report_dir} is not the report of a local Spark run with a generator "
                             f"(missing {err.filename})") from None
-        if "started_epoch_s" not in report or run["source"].get("type") != "generator":
-            raise UserError(f"{report_dir}: calibration needs a Spark run with a generator source, reported by "
-                            "this version of elastream run (report.json has no started_epoch_s)")
-        load_start = run["start_us"] / 1e6
+        except ValueError as err:
+            raise UserError(f"{report_dir}: calibration needs a Spark run with a generator source ({err})") from None
+        if "started_epoch_s" not in report:
+            raise UserError(f"{report_dir}: calibration needs a run reported by this version of elastream run "
+                            "(report.json has no started_epoch_s)")
         shift = report["started_epoch_s"] - load_start  # loop clock -> load clock
         samples = [{**s, "t": s["t"] + shift} for s in samples]
         batches = [Batch(p["time"] - load_start, p["rows"], p["batch_duration"], p.get("executors"))
                    for p in map(json.loads, progress)]
         rescales = [Rescale(r["t"] + shift, r["from"], r["to"], _ready_after(samples, r["t"] + shift, r["to"]))
                     for r in report["rescales"] if isinstance(r["to"], int)]
-        profile = GeneratorConfig(**run["source"]["generator"]).build()
         return cls(batches, rescales, samples, profile, samples[-1]["t"] if samples else 0.0)
 
     def offered_rate(self, t: np.ndarray) -> np.ndarray:
@@ -65,11 +64,15 @@ class RealRun:
         return self.profile.offered(t + 1.0) - self.profile.offered(t)
 
 
+def _executors(sample: dict[str, Any]) -> int | None:
+    """Executors registered at a timeline sample (None while the runner could not tell)."""
+    return next(iter((sample.get("parallelism") or {}).values()), None)
+
+
 def _ready_after(samples: list[dict[str, Any]], t: float, target: int) -> float | None:
     """Seconds from t until a sample shows `target` executors registered."""
     for s in samples:
-        current = next(iter((s.get("parallelism") or {}).values()), None)
-        if s["t"] >= t and current == target:
+        if s["t"] >= t and _executors(s) == target:
             return s["t"] - t
     return None
 
@@ -85,8 +88,7 @@ class Comparison:
         real, sim = self.real, self.simulated
         t_real = np.array([s["t"] for s in real.samples])
         span = (t_real >= 0) & (t_real <= real.end_s)
-        executors = np.array([next(iter((s.get("parallelism") or {}).values()), np.nan) or np.nan
-                              for s in real.samples], float)
+        executors = np.array([_executors(s) or np.nan for s in real.samples], float)
         dt_real = np.gradient(t_real) if len(t_real) > 1 else np.ones(1)
         target = sim.latency_target_s
         p99 = np.array([np.nan if s.get("latency_p99_s") is None else s["latency_p99_s"] for s in real.samples])
@@ -146,7 +148,7 @@ def plot(comparison: Comparison, path: Path, title: str) -> None:
     ax_lat.set_ylabel("seconds")
     ax_lat.set_yscale("log")
     ax_lat.legend(loc="upper right")
-    ax_exec.step(t, [next(iter((s.get("parallelism") or {}).values()), None) for s in real.samples], where="post",
+    ax_exec.step(t, [_executors(s) for s in real.samples], where="post",
                  color="tab:blue", label="executors, real")
     ax_exec.step(tl.t, tl.parallelism[:, 0], where="post", color="tab:orange", linestyle="--",
                  label="executors, simulated")

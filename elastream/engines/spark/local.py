@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import json
 from typing import Any
 
 import requests
@@ -26,7 +25,6 @@ from elastream.local.manifest import LocalApp
 from elastream.engines.spark.runner_args import runner_args
 from spark_apps import verify
 from spark_apps.cluster import LocalSparkCluster, free_port, stop_driver
-from spark_apps.source import GeneratorConfig
 
 DRAINED_POLLS = 3  # the run loop polls every sample interval (2 s): the lag stays 0 for about 4 s
 
@@ -169,12 +167,10 @@ class SparkLocalJob:
 
     def produced_until(self, stopped_at: float) -> int | None:
         """Records the generator had offered when the run stopped (all of them if the load ran to its end)."""
-        run_file = self.checkpoint / verify.RUN_FILE
-        if not run_file.exists():
+        if not (self.checkpoint / verify.RUN_FILE).exists():
             return None
-        run = json.loads(run_file.read_text())
-        profile = GeneratorConfig(**run["source"]["generator"]).build()
-        return profile.offered_count(stopped_at - run["start_us"] / 1e6)
+        profile, started = verify.generator_load(self.checkpoint)
+        return profile.offered_count(stopped_at - started)
 
     def finished(self) -> bool:
         """The runner exited (the generator's load ended and all of it was processed); with a Nexmark feed, which
