@@ -101,9 +101,20 @@ class ElastreamPolicy:
             # the parallelism grew since the last evaluation: that rescale was a scale-out
             seen.append([t, total > mem.get("total_parallelism", total)])
             if seen[-1][1]:
-                mem["scaled_out"] = [t, {s.name: float(s.input_rate or 0.0) for s in ctx.observation.sources()}]
+                mem["scaled_out"] = [t, ElastreamPolicy._load_that_scaled_out(ctx, t)]
         mem["rescale_times"], mem["total_parallelism"] = seen, total
         return len(seen), any(up for _, up in seen)
+
+    @staticmethod
+    def _load_that_scaled_out(ctx: PolicyContext, t: float) -> dict[str, float]:
+        """Per source, the rate that called for the scale-out realized at t: the level its proposal saw (kept by
+        propose()) or, if higher, the rate now. Not the rate now alone: a scale-out proposed at the end of a high
+        phase is seen realized in the low one, and the hold would keep it for that low rate."""
+        now = {s.name: float(s.input_rate or 0.0) for s in ctx.observation.sources()}
+        asked = ctx.memory.pop("scale_out_asked", None)
+        if not asked or abs(t - asked[0]) > 2.0 * ctx.config.evaluation_interval_s:  # another's rescale (kubectl)
+            return now
+        return {n: max(r, asked[1].get(n, 0.0)) for n, r in now.items()}
 
     @staticmethod
     def _follow_up(ctx: PolicyContext) -> tuple[float | None, float]:
@@ -182,6 +193,7 @@ class ElastreamPolicy:
         follow_up, queued = self._follow_up(ctx)
         if hot:
             targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
+            ctx.memory["scale_out_asked"] = [ctx.now, {n: fc.recent_ for n, fc in look.forecasts.items()}]
         elif look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 KNOWN_HIGH_MARGIN = 1.05
+MIN_NOISE_DIFFS = 3
 
 
 def theil_sen(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -28,7 +29,9 @@ class RateForecast:
 
     * slope: Theil-Sen over the window, kept only when the trend it implies over the window exceeds twice the
       noise (a trend smaller than the noise is no trend);
-    * noise: the robust std of the window's first differences / √2 — insensitive to steps and trends;
+    * noise: the robust std of the window's first differences / √2 — insensitive to steps and trends; 0 until
+      there are MIN_NOISE_DIFFS differences (with two, a job's start — a first scrape at 0, then the load — is
+      half of them and passes for noise of half the load);
     * level: the median of the last three points (robust to one outlier, follows a step within a minute),
       or the last point when it is higher and `optimistic` is False (a scale-up must not miss a step);
     * span: the time the points cover; peak() extrapolates the slope no further."""
@@ -39,7 +42,7 @@ class RateForecast:
         self.n_ = len(y)
         self.slope_, self.noise_ = 0.0, 0.0
         self.span_ = float(t[-1] - t[0]) if self.n_ else 0.0
-        if self.n_ >= 3:
+        if self.n_ > MIN_NOISE_DIFFS:
             d = np.diff(y)
             self.noise_ = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
         if self.n_ >= 6:

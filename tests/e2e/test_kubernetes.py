@@ -160,6 +160,7 @@ def test_streamapp_becomes_ready_with_driver_and_executor_pods_on_real_nodes(k, 
         assert p["spec"]["nodeName"] in nodes, f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
 
 
+@pytest.mark.timeout(900)  # its waits outlast the suite's 600 s: let them fail with their diagnosis
 def test_load_step_scales_executor_pods_out_in_place(k, example):
     uid, restarts = driver_identity(k)
     # the step load is high for 150 s every 300 s from 150 s after the job starts; the test may begin just after
@@ -169,6 +170,7 @@ def test_load_step_scales_executor_pods_out_in_place(k, example):
     assert driver_identity(k) == (uid, restarts), "the driver was restarted to rescale"
 
 
+@pytest.mark.timeout(900)  # its waits outlast the suite's 600 s: let them fail with their diagnosis
 def test_load_drop_scales_back_in(k, example):
     uid, restarts = driver_identity(k)
     # a scale-in lands in one of the step load's 150-s low phases, every 300 s; on a busy machine the metrics'

@@ -53,3 +53,20 @@ def test_a_scale_out_is_kept_while_the_load_holds_and_given_back_when_it_falls()
     # the load falls below the rate of the scale-out: the scale-in may come
     fell, _ = _run(cfg, [1200.0] * 12, p=10, mem=mem, t0=360.0, rescaled_at=30.0)
     assert fell.targets["src"] < 10
+
+
+def test_the_hold_keeps_the_load_the_scale_out_was_proposed_for_not_the_one_seen_after():
+    # a scale-out proposed at the end of a 3000/s phase is seen realized by an evaluation in the 500/s one: the
+    # hold must compare with 3000/s (the load that called for it), or it keeps the capacity for 500/s
+    cfg = PolicyConfig(scale_down_delay_s=0)
+    prop, mem = _run(cfg, [500.0] * 12 + [3000.0] * 2, p=2)
+    assert prop.targets["src"] > 2 and mem["scale_out_asked"][1]["src"] > 2000.0
+    asked_at = mem["scale_out_asked"][0]
+    mem.update(rescale_times=[], total_parallelism=2)
+    low, mem = _run(cfg, [500.0] * 12, p=prop.targets["src"], mem=mem, t0=asked_at, rescaled_at=asked_at)
+    assert mem["scaled_out"][1]["src"] > 2000.0 and "scale_out_asked" not in mem
+    assert low.targets["src"] < prop.targets["src"] and "is kept" not in low.reason
+    # a rescale the policy did not propose (kubectl scale) is held for the load seen after it
+    mem2 = {"rescale_times": [], "total_parallelism": 2, "scale_out_asked": [0.0, {"src": 3000.0}]}
+    _, mem2 = _run(cfg, [500.0], p=prop.targets["src"], mem=mem2, t0=1000.0, rescaled_at=1000.0)
+    assert mem2["scaled_out"][1]["src"] == 500.0

@@ -149,6 +149,15 @@ def test_rate_forecast_trend_noise_and_step():
     assert g.noise_ == 0.0 and g.recent_ == 2000.0  # a step is neither noise nor a trend
 
 
+def test_a_job_start_is_not_noise():
+    # the operator's first scrape of a new job reads 0, the next ones the load: two differences, one of them the
+    # start, once passed for noise of half the load (a scale-out at a steady 400/s on the real-node cluster)
+    start = RateForecast().fit([0.0, 10.0, 20.0], [0.0, 400.0, 401.0], now=20.0)
+    assert start.noise_ == 0.0 and start.peak(60, 2.5) == pytest.approx(401.0)
+    later = RateForecast().fit([0.0, 10.0, 20.0, 30.0, 40.0], [0.0, 400.0, 380.0, 420.0, 390.0], now=40.0)
+    assert later.noise_ > 10.0  # with three differences or more the start is one outlier among them
+
+
 def test_a_trend_is_extrapolated_no_further_than_the_span_it_was_seen_over():
     t = np.arange(6) * 30.0  # 150 s of evidence
     f = RateForecast().fit(t, 2000 + 2.0 * t, now=t[-1])
