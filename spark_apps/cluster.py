@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -28,11 +29,36 @@ def spark_home() -> str:
     return os.path.dirname(pyspark.__file__)
 
 
+_HANDED_OUT: set[int] = set()
+_LOWEST_PORT = 10000
+
+
+def _ephemeral_start() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port() -> int:
-    """A port free right now (the OS picks it; a small race with other processes is accepted)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free right now, for a daemon that binds it later. Drawn at random below the kernel's ephemeral range:
+    there the kernel never hands a port out by itself (an outgoing connection, a bind to port 0), which a port it
+    picked could meet before the daemon binds it; never the same port twice in one process. A race with another
+    process choosing ports the same way remains, over some 20,000 ports."""
+    top = _ephemeral_start()
+    for _ in range(200):
+        port = random.randrange(_LOWEST_PORT, top) if top > _LOWEST_PORT + 1000 else 0
+        if port in _HANDED_OUT:
+            continue
+        try:
+            with socket.socket() as s:
+                s.bind(("0.0.0.0", port))
+                port = s.getsockname()[1]
+        except OSError:
+            continue
+        _HANDED_OUT.add(port)
+        return port
+    raise OSError(f"no free port found in {_LOWEST_PORT}-{top}")
 
 
 def die_with_parent() -> None:

@@ -7,7 +7,6 @@ import base64
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ import requests
 from kubernetes.client.rest import ApiException
 
 from elastream.api import GROUP, VERSION
+from spark_apps.cluster import free_port
 
 OPERATOR = Path(__file__).resolve().parents[2] / "operator" / "main.py"
 REFUSED_URL = "http://127.0.0.1:1"  # nothing listens: refused at once
@@ -121,12 +121,6 @@ class Fleet:
 
 def _epoch(rfc3339: str | None) -> float | None:
     return datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp() if rfc3339 else None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class OperatorProcess:
