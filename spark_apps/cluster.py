@@ -30,24 +30,28 @@ def spark_home() -> str:
 
 
 _HANDED_OUT: set[int] = set()
-_LOWEST_PORT = 10000
+# above the fixed ports of the test cluster's daemons (kubelets 11251+, kube-proxy 10249/10256), below those kwokctl
+# picks downwards from 32767 and the NodePort range (30000-32767)
+_PORT_RANGE = (15000, 30000)
 
 
-def _ephemeral_start() -> int:
+def _port_range() -> tuple[int, int]:
+    """The range free_port() draws from, kept below the kernel's ephemeral range should that start lower."""
     try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+        ephemeral = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
     except (OSError, ValueError, IndexError):
-        return 32768
+        ephemeral = 32768
+    return _PORT_RANGE[0], min(_PORT_RANGE[1], ephemeral)
 
 
 def free_port() -> int:
     """A port free right now, for a daemon that binds it later. Drawn at random below the kernel's ephemeral range:
     there the kernel never hands a port out by itself (an outgoing connection, a bind to port 0), which a port it
     picked could meet before the daemon binds it; never the same port twice in one process. A race with another
-    process choosing ports the same way remains, over some 20,000 ports."""
-    top = _ephemeral_start()
+    process choosing ports the same way remains, over some 15,000 ports."""
+    low, top = _port_range()
     for _ in range(200):
-        port = random.randrange(_LOWEST_PORT, top) if top > _LOWEST_PORT + 1000 else 0
+        port = random.randrange(low, top) if top > low + 1000 else 0  # an odd kernel range: the kernel picks
         if port in _HANDED_OUT:
             continue
         try:
@@ -58,7 +62,7 @@ def free_port() -> int:
             continue
         _HANDED_OUT.add(port)
         return port
-    raise OSError(f"no free port found in {_LOWEST_PORT}-{top}")
+    raise OSError(f"no free port found in {low}-{top}")
 
 
 def die_with_parent() -> None:
