@@ -28,7 +28,7 @@
    that rises again mostly returns where it was: one rescale, not a climb in steps), and a trend is not extrapolated
    past a high reached before the current rise.
 11. Hold: within `elastream_scale_out_hold_s` of a scale-out, no scale-in while the load is still at least where it
-   was then.
+   was when the scale-out was proposed.
 12. Queue ahead: a scale-out drains the queue as it will be when its instances carry (the queue now plus its growth
    over `elastream_queue_lead_s`), not the queue a half-seen step shows.
 (6 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
