@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from elastream.errors import UserError
@@ -30,6 +31,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`elastream simulate ... | head`): stop quietly, as a killed-by-SIGPIPE command does;
+        # stdout goes to /dev/null so the interpreter's final flush does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (UserError, InputError) as err:
         print(f"elastream: error: {err}", file=sys.stderr)
         return 2
