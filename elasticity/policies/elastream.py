@@ -91,19 +91,19 @@ class ElastreamPolicy:
         return out
 
     @staticmethod
-    def _rescales_last_hour(ctx: PolicyContext) -> tuple[int, bool]:
+    def _rescales_last_hour(ctx: PolicyContext) -> tuple[int, bool, float | None]:
         """Rescales realized within the last hour (the guards' hourly budget), as seen through
-        `last_rescale_at` and kept in memory, and whether one of them was a scale-out."""
+        `last_rescale_at` and kept in memory; whether one of them was a scale-out; the time of a scale-out first
+        seen now (or None)."""
         mem, total = ctx.memory, sum(ctx.observation.parallelism.values())
         seen = [r for r in mem.get("rescale_times", []) if ctx.now - r[0] < 3600.0]
-        t = ctx.last_rescale_at
+        t, new_scale_out = ctx.last_rescale_at, None
         if t is not None and ctx.now - t < 3600.0 and all(r[0] != t for r in seen):
             # the parallelism grew since the last evaluation: that rescale was a scale-out
             seen.append([t, total > mem.get("total_parallelism", total)])
-            if seen[-1][1]:
-                mem["scaled_out"] = [t, ElastreamPolicy._load_that_scaled_out(ctx, t)]
+            new_scale_out = t if seen[-1][1] else None
         mem["rescale_times"], mem["total_parallelism"] = seen, total
-        return len(seen), any(up for _, up in seen)
+        return len(seen), any(up for _, up in seen), new_scale_out
 
     @staticmethod
     def _load_that_scaled_out(ctx: PolicyContext, t: float) -> dict[str, float]:
@@ -184,7 +184,9 @@ class ElastreamPolicy:
     def propose(self, ctx: PolicyContext) -> Proposal:
         cfg, obs = ctx.config, ctx.observation
         current = obs.parallelism
-        used, rose = self._rescales_last_hour(ctx)
+        used, rose, scaled_out_at = self._rescales_last_hour(ctx)
+        if scaled_out_at is not None:  # what the hold (item 11) keeps the scale-out for
+            ctx.memory["scaled_out"] = [scaled_out_at, self._load_that_scaled_out(ctx, scaled_out_at)]
         pause_s = self._stalling_pause(ctx)
         look = self._outlook(ctx)
         inputs = self._inputs(obs, look)
@@ -295,8 +297,7 @@ class ElastreamPolicy:
         for s in obs.stages:
             c = look.caps[s.name]
             inputs[f"{s.name}.per_instance_rate"] = round(c.value, 3)
-            cap_now = c.value * effective_parallelism(int(s.parallelism), s.max_parallelism)
-            inputs[f"{s.name}.capacity"] = round(cap_now, 3)
+            inputs[f"{s.name}.capacity"] = round(look.capacity_now(s), 3)
             inputs[f"{s.name}.planned_rate"] = round(look.up[s.name].target_input_rate, 3)
             inputs[f"{s.name}.backlog"] = round(s.backlog, 1)
             if c.overhead is not None:
@@ -310,7 +311,7 @@ class ElastreamPolicy:
         hot = []
         for s in obs.stages:
             c = look.caps[s.name]
-            cap_now = c.value * effective_parallelism(int(s.parallelism), s.max_parallelism)
+            cap_now = look.capacity_now(s)
             need_up = look.up[s.name].target_input_rate + s.backlog / cfg.catch_up_duration_s
             queued = (s.backlog > look.now[s.name].target_input_rate * cfg.effective_backlog_tolerance_s
                       and s.backlog / cfg.catch_up_duration_s > (1.0 - look.u_max) * cap_now)
@@ -330,7 +331,7 @@ class ElastreamPolicy:
             if new > p:
                 back = f" + backlog {fmt_count(s.backlog)}" if s.backlog > 0 else ""
                 why = "" if s.name in hot else " (with the others)"
-                cap_now = look.caps[s.name].value * effective_parallelism(p, s.max_parallelism)
+                cap_now = look.capacity_now(s)
                 parts.append(f"scale out {s.name} {p}→{new}{why}: capacity {fmt_rate(cap_now)} at "
                              f"{look.u_up:.0%} cannot carry {fmt_rate(look.up[s.name].target_input_rate)} "
                              f"expected within {look.h_up:.0f}s{back}")
@@ -340,8 +341,7 @@ class ElastreamPolicy:
     def _queue_ahead(s, look: "Outlook", cfg) -> float:
         """The queue a scale-out must drain: the queue now plus its growth over `elastream_queue_lead_s` — the
         scrapes average a step half-seen, and the instances added take a while to carry."""
-        cap_now = look.caps[s.name].value * effective_parallelism(int(s.parallelism), s.max_parallelism)
-        growth = max(look.now[s.name].target_input_rate - cap_now, 0.0)
+        growth = max(look.now[s.name].target_input_rate - look.capacity_now(s), 0.0)
         return float(s.backlog or 0.0) + growth * cfg.elastream_queue_lead_s
 
     @staticmethod
@@ -442,6 +442,10 @@ class Outlook:
 
     def horizon(self, h: float) -> float:
         return h if self.use_forecast else 0.0
+
+    def capacity_now(self, s) -> float:
+        """Records/s stage s carries at full speed with its current parallelism (key-group aware)."""
+        return self.caps[s.name].value * effective_parallelism(int(s.parallelism), s.max_parallelism)
 
     def rates(self, obs: JobObservation, h: float, optimistic: bool = False, at_least: dict[str, float] | None = None,
               known_high: dict[str, float] | None = None) -> dict[str, StageRates]:
