@@ -18,7 +18,7 @@ from typing import Any
 from elasticity.benchmark import run_all
 from elasticity.errors import InputError
 from elasticity.simulation.families import FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
-from elasticity.simulation.runner import POLICIES
+from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S
 from elasticity.simulation.scenarios import builtin
 
 SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
@@ -35,7 +35,8 @@ def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_bu
 
 
 def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, float]]]:
-    """{FAMILY: {POLICY: {"runs", "slo_violation_s", "x_oracle", "x_floor", "rescales"}}} (sums over seeds)."""
+    """{FAMILY: {POLICY: {"runs", "slo_violation_s", "x_oracle", "x_floor", "rescales", "rescales_undone"}}} (sums
+    over seeds)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name, per_policy in results.items():
         fam = out.setdefault(family_of(name), {})
@@ -44,13 +45,15 @@ def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, floa
             if pol == "oracle":
                 continue
             a = fam.setdefault(pol, {"runs": 0, "slo_violation_s": 0.0, "executor_seconds": 0.0,
-                                     "oracle_executor_seconds": 0.0, "floor_executor_seconds": 0.0, "rescales": 0})
+                                     "oracle_executor_seconds": 0.0, "floor_executor_seconds": 0.0, "rescales": 0,
+                                     "rescales_undone": 0})
             a["runs"] += 1
             a["slo_violation_s"] += s["slo_violation_s"]
             a["executor_seconds"] += s["executor_seconds"]
             a["oracle_executor_seconds"] += oracle
             a["floor_executor_seconds"] += floors[name]["oracle_standard"].get(pol, float("nan")) * oracle
             a["rescales"] += s["rescales"]
+            a["rescales_undone"] += s.get("rescales_undone", 0)
     for fam in out.values():
         for a in fam.values():
             a["x_oracle"] = round(a["executor_seconds"] / a["oracle_executor_seconds"], 3)
@@ -93,15 +96,16 @@ def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...],
              f"seeds {', '.join(map(str, TUNING_SEEDS))} only), plus the built-in scenarios; every policy with the same "
              "`PolicyConfig()`. Per family, sums over its seeds: SLO-violation seconds, executor-seconds over the "
              "oracle's (× oracle) and over the rescale-budget floor at the policy's own rescale count (× floor), "
-             "rescales (– where no schedule within that many rescales keeps up). dominates = elastream no worse than "
+             "rescales (– where no schedule within that many rescales keeps up), and of them those that reversed the "
+             f"one before within {UNDONE_WITHIN_S / 60:.0f} minutes (undone). dominates = elastream no worse than "
              "ds2 on all three.", "",
-             "| family | runs | policy | SLO violation (s) | × oracle | × floor | rescales |",
-             "|---|---:|---|---:|---:|---:|---:|"]
+             "| family | runs | policy | SLO violation (s) | × oracle | × floor | rescales | undone |",
+             "|---|---:|---|---:|---:|---:|---:|---:|"]
     for fam, per_policy in families.items():
         for pol, a in per_policy.items():
             x_floor = "–" if a["x_floor"] is None else f"{a['x_floor']:.3f}"
             lines.append(f"| {fam} | {a['runs']} | {pol} | {a['slo_violation_s']:.0f} | {a['x_oracle']:.3f} | "
-                         f"{x_floor} | {a['rescales']} |")
+                         f"{x_floor} | {a['rescales']} | {a['rescales_undone']} |")
     lines += ["", "| family | elastream dominates ds2 | SLO ≤ ds2 | executor-s ≤ ds2 | rescales (elastream / ds2) |",
               "|---|---|---|---|---:|"]
     for fam, v in families.items():

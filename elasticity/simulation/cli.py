@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TextIO
 
 from elasticity.errors import InputError
-from elasticity.simulation.runner import POLICIES, run
+from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S, run
 from elasticity.simulation.scenarios import from_trace, get_scenario
 
-KEYS = ("slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "max_backlog")
+KEYS = ("slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "rescales_undone", "max_backlog")
 LONG_RUN_STEPS = 200_000  # from here (2.3 days at 1-s steps) a run takes minutes: say how far it is on stderr
 
 
@@ -46,7 +46,8 @@ def format_summary(summary: dict, scenario: str, policy: str) -> str:
         f"  SLO violation   {summary['slo_violation_s']:.0f} s (p99 latency above the target)",
         f"  p99 latency     {summary['p99_latency_s']:.2f} s",
         f"  executor-seconds {summary['executor_seconds']:.0f}",
-        f"  rescales        {summary['rescales']}",
+        f"  rescales        {summary['rescales']} ({summary['rescales_undone']} reversing the one before within "
+        f"{UNDONE_WITHIN_S / 60:.0f} min)",
         f"  max backlog     {summary['max_backlog']:.0f} records",
     ])
 

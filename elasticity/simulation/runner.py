@@ -38,12 +38,26 @@ class SimResult:
     initial_parallelism: list[int] = field(default_factory=list)  # per stage, at t = 0
 
 
+UNDONE_WITHIN_S = 900.0
+
+
+def undone_rescales(tl: Timeline, within_s: float = UNDONE_WITHIN_S) -> int:
+    """Rescales that reversed the one before within `within_s` (a scale-out for a burst, given back minutes later; a
+    scale-in the load outran): the rescales a policy that saw further would not have made. Counted on the total
+    parallelism, so a rescale of several stages at once is one."""
+    total = tl.parallelism.sum(axis=1)
+    at = np.flatnonzero(np.diff(total)) + 1  # steps whose total differs from the step before
+    sign = np.sign(total[at] - total[at - 1])
+    return int(np.sum((sign[1:] != sign[:-1]) & (np.diff(tl.t[at]) <= within_s)))
+
+
 def summarize(tl: Timeline, dt: float, latency_target_s: float, rescales: int) -> dict[str, float]:
     return {
         "slo_violation_s": float(np.sum(tl.latency_p99 > latency_target_s) * dt),
         "p99_latency_s": round(float(np.percentile(tl.latency_p99, 99)), 3),
         "executor_seconds": float(np.sum(tl.parallelism) * dt),
         "rescales": int(rescales),
+        "rescales_undone": undone_rescales(tl),
         "max_backlog": round(float(np.max(tl.backlog.sum(axis=1))), 1),
     }
 

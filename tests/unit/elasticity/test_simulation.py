@@ -209,7 +209,8 @@ def test_simulate_cli_with_trace_json_and_plot(tmp_path, capsys):
                               plot=str(out_png))
     assert simulate_main(args) == 0
     data = json.loads(out_json.read_text())
-    assert set(data) == {"slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "max_backlog"}
+    assert set(data) == {"slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "rescales_undone",
+                         "max_backlog"}
     assert data["rescales"] >= 1
     assert out_png.stat().st_size > 10_000
     out = capsys.readouterr().out
@@ -283,3 +284,19 @@ def test_a_trace_with_too_many_rows_is_refused_before_parsing(tmp_path):
     path.write_text("time,rate\n" + "".join(f"{i},1\n" for i in range(L.MAX_TRACE_ROWS + 1)))
     with pytest.raises(InputError, match="rows; at most"):
         L.read_trace(path)
+
+
+def test_undone_rescales_count_reversals_within_15_minutes():
+    from elasticity.simulation.job import Timeline
+    from elasticity.simulation.runner import undone_rescales
+
+    t = np.arange(0.0, 4000.0, 10.0)
+    total = np.full(len(t), 4)
+    total[(t >= 100) & (t < 500)] = 8  # out at 100 s, back in at 500 s: the scale-in reverses it within 15 min
+    total[t >= 2000] = 6  # out at 2000 s, 1500 s after the last change: not a reversal
+    total[t >= 2100] = 10  # a second scale-out on top: no reversal either
+    p = np.stack([total - 1, np.ones(len(t), dtype=int)], axis=1)  # two stages; the total is what counts
+    z = np.zeros((len(t), 2))
+    tl = Timeline(t, np.zeros(len(t)), p, z, z, np.zeros(len(t)), np.zeros(len(t)), np.zeros(len(t)))
+    assert undone_rescales(tl) == 1
+    assert undone_rescales(tl, within_s=300.0) == 0  # 400 s apart
