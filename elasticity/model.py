@@ -105,6 +105,10 @@ class JobObservation:
     def sources(self) -> list[StageMetrics]:
         return [s for s in self.stages if not s.upstream] or self.stages[:1]
 
+    def source_rates(self) -> dict[str, float]:
+        """Records/s into each source stage, by name."""
+        return {s.name: float(s.input_rate or 0.0) for s in self.sources()}
+
     def source_rate(self) -> float:
         """Records/s produced into the job (sum over source stages)."""
         return float(sum(s.input_rate or 0.0 for s in self.sources()))

@@ -110,7 +110,7 @@ class ElastreamPolicy:
         """Per source, the rate that called for the scale-out realized at t: the level its proposal saw (kept by
         propose()) or, if higher, the rate now. Not the rate now alone: a scale-out proposed at the end of a high
         phase is seen realized in the low one, and the hold would keep it for that low rate."""
-        now = {s.name: float(s.input_rate or 0.0) for s in ctx.observation.sources()}
+        now = ctx.observation.source_rates()
         asked = ctx.memory.pop("scale_out_asked", None)
         if not asked or abs(t - asked[0]) > 2.0 * ctx.config.evaluation_interval_s:  # another's rescale (kubectl)
             return now
@@ -221,7 +221,7 @@ class ElastreamPolicy:
         # the source rates over the trend window (longer than the metrics window), kept in memory
         rates = [r for r in mem.get("rates", [])
                  if ctx.now - r[0] <= cfg.elastream_trend_window_s and r[0] < obs.timestamp]
-        rates.append([obs.timestamp, {s.name: float(s.input_rate or 0.0) for s in obs.sources()}])
+        rates.append([obs.timestamp, obs.source_rates()])
         mem["rates"] = rates
         bursts = self._bursts(ctx, rates)
         forecasts = {}
@@ -347,8 +347,8 @@ class ElastreamPolicy:
     @staticmethod
     def _scale_out_held(obs: JobObservation, look: "Outlook", cfg, mem: dict) -> str:
         """Why a scale-in must wait (or ""): within `elastream_scale_out_hold_s` of a scale-out, while every source
-        still runs at least at the rate it had then, the load that called for it has not gone: the capacity
-        added (for the trend, for a level recalled) is kept."""
+        still runs at least at the rate that called for it (`_load_that_scaled_out`), that load has not gone: the
+        capacity added (for the trend, for a level recalled) is kept."""
         out = mem.get("scaled_out")
         if not out or cfg.elastream_scale_out_hold_s <= 0 or obs.timestamp - out[0] >= cfg.elastream_scale_out_hold_s:
             return ""
