@@ -100,6 +100,9 @@ class PolicyConfig(BaseModel):
     elastream_scale_out_reserve: int = Field(1, ge=0)
     # a scale-out drains the queue as it will be when the added instances carry: now + its growth for this long
     elastream_queue_lead_s: float = Field(30.0, ge=0)
+    # with no rising trend, a scale-out the forecast calls for waits for the next evaluation while that is soon enough:
+    # the load expected by then (+ restart time) stays under the ceiling, or the rate now is under the threshold
+    elastream_wait_for_load: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

@@ -31,6 +31,11 @@
    was when the scale-out was proposed.
 12. Queue ahead: a scale-out drains the queue as it will be when its instances carry (the queue now plus its growth
    over `elastream_queue_lead_s`), not the queue a half-seen step shows.
+13. Wait for the load (`elastream_wait_for_load`): with no rising trend, a scale-out the forecast calls for waits for
+   the next evaluation while that is soon enough — while the load expected by the time instances added then would
+   carry (evaluation interval + restart time, with its noise band) stays under the ceiling, or the rate measured now
+   stays under the scale-out threshold: a level only its noise band carries over is noise or a burst's, and a burst
+   that never overloads the job is not worth two rescales.
 (6 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -190,13 +195,16 @@ class ElastreamPolicy:
         pause_s = self._stalling_pause(ctx)
         look = self._outlook(ctx)
         inputs = self._inputs(obs, look)
-        hot = self._hot_stages(obs, look, cfg)
+        hot = self._hot_stages(obs, look.up, look.u_up, look, cfg)
         targets, parts, delay, waiting = dict(current), [], None, ""
         follow_up, queued = self._follow_up(ctx)
+        if hot and cfg.elastream_wait_for_load:
+            waiting = self._can_wait(obs, look, cfg)
+            hot = [] if waiting else hot
         if hot:
             targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
             ctx.memory["scale_out_asked"] = [ctx.now, {n: fc.recent_ for n, fc in look.forecasts.items()}]
-        elif look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
+        elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
             waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
@@ -238,6 +246,9 @@ class ElastreamPolicy:
                                known_high=highs)
         look.down = look.rates(obs, h_up, optimistic=True)
         look.safe = look.rates(obs, h_up)
+        # by when a scale-out decided at the next evaluation would carry
+        look.horizon_act = cfg.evaluation_interval_s + cfg.restart_time_s
+        look.act = look.rates(obs, look.horizon_act)
         look.now = {r.name: r for r in target_rates(obs)}
         look.caps = self._capacities(ctx)
         return look
@@ -305,19 +316,36 @@ class ElastreamPolicy:
         return inputs
 
     @staticmethod
-    def _hot_stages(obs: JobObservation, look: "Outlook", cfg) -> list[str]:
-        """Stages whose capacity the load expected before the next possible rescale pushes past the midpoint
-        between the ceiling and 100 %, or whose backlog the spare capacity cannot drain in time."""
+    def _hot_stages(obs: JobObservation, rates: dict[str, StageRates], u: float, look: "Outlook", cfg) -> list[str]:
+        """Stages whose capacity the given rates (look.up: the load expected before the next possible rescale)
+        push past u of it (look.u_up: the midpoint between the ceiling and 100 %), or whose backlog the spare
+        capacity cannot drain in time."""
         hot = []
         for s in obs.stages:
             c = look.caps[s.name]
             cap_now = look.capacity_now(s)
-            need_up = look.up[s.name].target_input_rate + s.backlog / cfg.catch_up_duration_s
+            need = rates[s.name].target_input_rate + s.backlog / cfg.catch_up_duration_s
             queued = (s.backlog > look.now[s.name].target_input_rate * cfg.effective_backlog_tolerance_s
                       and s.backlog / cfg.catch_up_duration_s > (1.0 - look.u_max) * cap_now)
-            if c.value > 0 and (need_up > look.u_up * cap_now or queued):
+            if c.value > 0 and (need > u * cap_now or queued):
                 hot.append(s.name)
         return hot
+
+    def _can_wait(self, obs: JobObservation, look: "Outlook", cfg) -> str:
+        """Why a scale-out the forecast calls for may wait for the next evaluation (item 13), or "". Never on a
+        rising trend: acting ahead of it is the point (waiting on a ramp scales out nearer saturation, where the
+        rescale's pause and warm-up cost latency). Otherwise while the load expected by the time instances added
+        at the next evaluation would carry stays under the ceiling, or the rate measured now stays under the
+        scale-out threshold (only its noise band is over it)."""
+        if any(fc.slope_ > 0 for fc in look.forecasts.values()):
+            return ""
+        if not self._hot_stages(obs, look.act, look.u_max, look, cfg):
+            return (f"steady: a scale-out can wait: the load expected within {look.horizon_act:.0f}s stays under "
+                    f"{look.u_max:.0%} of capacity")
+        if not self._hot_stages(obs, look.now, look.u_up, look, cfg):
+            return (f"steady: a scale-out can wait: the rate now is under {look.u_up:.0%} of capacity and shows no "
+                    f"trend (only its noise band is over; the next evaluation sees whether it holds)")
+        return ""
 
     def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str], pause_s: float = 0.0
                    ) -> tuple[dict[str, int], list[str]]:
@@ -418,7 +446,8 @@ class Outlook:
     """What one evaluation expects: the ceiling, the source forecasts and bursts, and per stage the rates a
     decision plans for — up: the peak until the next possible rescale (does a stage run hot?); size: what a
     scale-out provisions (a trend: two horizons); down: optimistic, what a scale-in plans for; safe:
-    pessimistic, what a confident scale-in must also carry; now: the current rates. caps: per-instance capacity."""
+    pessimistic, what a confident scale-in must also carry; now: the current rates; act: the peak by the time a
+    scale-out decided at the next evaluation would carry (within horizon_act). caps: per-instance capacity."""
 
     u_max: float
     caught_up: bool
@@ -434,6 +463,8 @@ class Outlook:
     now: dict[str, StageRates] | None = None
     caps: dict[str, CapacityEstimate] | None = None
     recall: dict[str, float] | None = None
+    act: dict[str, StageRates] | None = None
+    horizon_act: float = 0.0
 
     @property
     def u_up(self) -> float:

@@ -1,0 +1,46 @@
+"""elastream's item 13 (issue 14): with no rising trend, a scale-out only the forecast's noise band calls for waits
+for the next evaluation — a burst that never overloads the job is not worth two rescales — while a load over the
+threshold now, or a rising trend, still scales out at once."""
+import numpy as np
+
+from elasticity.config import PolicyConfig
+from elasticity.policies.base import PolicyContext
+from elasticity.policies.elastream import ElastreamPolicy
+from tests.unit.elasticity.helpers import obs, stage
+
+PER_INSTANCE = 400.0  # 4 instances carry 1600/s; a scale-out fires past 97.5 % of that (1560/s)
+
+
+def _last(cfg, rates, p=4):
+    """Evaluate elastream every 30 s on a one-stage job; the last proposal."""
+    pol, mem, prop = ElastreamPolicy(), {}, None
+    for i, rate in enumerate(rates):
+        t = 30.0 * (i + 1)
+        o = obs(stage("src", p=p, rate=rate, busy=rate / (PER_INSTANCE * p), maxp=360), t=t)
+        prop = pol.propose(PolicyContext(o, [o], cfg, t, mem))
+    return prop
+
+
+# 1460/s with noise of σ 80/s, never past 1545/s: its noise band (2.5 σ) reaches past 1560/s, the rate does not
+NOISY_FLAT = [float(x) for x in np.clip(np.random.default_rng(7).normal(1460.0, 80.0, 40), 1300.0, 1545.0)]
+
+
+def test_a_load_only_its_noise_band_puts_over_the_threshold_waits():
+    waited = _last(PolicyConfig(), NOISY_FLAT)
+    assert waited.targets["src"] == 4, waited.reason
+    assert "can wait" in waited.reason and "noise band" in waited.reason
+    # without item 13 the same load scales out (the knob turns it off)
+    eager = _last(PolicyConfig(elastream_wait_for_load=False), NOISY_FLAT)
+    assert eager.targets["src"] > 4, eager.reason
+
+
+def test_a_load_over_the_threshold_now_scales_out_at_once():
+    burst = _last(PolicyConfig(), NOISY_FLAT + [1700.0, 1700.0])
+    assert burst.targets["src"] > 4, burst.reason
+
+
+def test_a_rising_trend_scales_out_ahead_of_the_load():
+    ramp = [1000.0 + 0.3 * 30.0 * i for i in range(50)]  # +0.3/s: 1441/s at the end, 1621/s ten minutes on
+    ahead = _last(PolicyConfig(), ramp)
+    assert ramp[-1] < 0.975 * 4 * PER_INSTANCE  # not over the threshold now
+    assert ahead.targets["src"] > 4, ahead.reason
