@@ -52,6 +52,27 @@ def format_summary(summary: dict, scenario: str, policy: str) -> str:
     ])
 
 
+def format_decisions(result) -> str:
+    """Each rescale the policy made, at its simulated time: the parallelism before and after (total and per stage),
+    whether it reversed the one before within UNDONE_WITHIN_S, and the policy's reason."""
+    lines, last = [f"rescales ({len(result.stage_names)} stages: {', '.join(result.stage_names)}):"], None
+    for d in result.decisions:
+        if not d.realize:
+            continue
+        before, after = sum(d.current.values()), sum(d.targets.values())
+        sign = (after > before) - (after < before)
+        undone = (last is not None and sign == -last[1] and d.timestamp - last[0] <= UNDONE_WITHIN_S)
+        mark = f" · undoes the one {(d.timestamp - last[0]) / 60:.0f} min before" if undone else ""
+        h, rem = divmod(int(d.timestamp), 3600)
+        per_stage = " ".join(f"{d.current[n]}→{d.targets[n]}" for n in result.stage_names if n in d.targets)
+        lines.append(f"  {h:02d}:{rem // 60:02d}:{rem % 60:02d}  {before}→{after} ({per_stage}){mark}\n"
+                     f"            {d.reason}")
+        last = (d.timestamp, sign)
+    if len(lines) == 1:
+        lines.append("  none")
+    return "\n".join(lines)
+
+
 def format_references(scenario, result, seed, start: str, long_run: bool = False) -> str:
     """The run against the oracle (same load, same start) and against the rescale-budget floor: the least a
     foresighted schedule with as many rescales could spend (elasticity/simulation/bounds.py)."""
@@ -91,7 +112,8 @@ def simulate_main(args) -> int:
     seed = getattr(args, "seed", None)  # None = the scenario's fixed seed; 0 is a seed like any other
     start = getattr(args, "start", None) or "as-deployed"
     long_run = round(scenario.duration_s / scenario.dt) >= LONG_RUN_STEPS
-    result = run(scenario, policy, seed=seed, start=start, progress=_progress(f"simulating {scenario.name}", long_run))
+    result = run(scenario, policy, seed=seed, start=start, keep_decisions=bool(getattr(args, "decisions", False)),
+                 progress=_progress(f"simulating {scenario.name}", long_run))
     summary = {k: result.summary[k] for k in KEYS}
     print(format_summary(summary, scenario.name, policy))
     if policy != "oracle":
@@ -104,4 +126,6 @@ def simulate_main(args) -> int:
 
         plot_timeline(result, args.plot)
         print(f"  timeline        {args.plot}")
+    if getattr(args, "decisions", False) and policy != "oracle":
+        print(format_decisions(result))
     return 0

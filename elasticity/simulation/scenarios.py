@@ -110,10 +110,17 @@ def stress() -> dict[str, Scenario]:
 
 
 def get_scenario(name: str) -> Scenario:
+    """A built-in or stress scenario by name, or a broad-suite family drawn from a seed (FAMILY-SEED: web-day-3)."""
+    from elasticity.simulation.families import FAMILIES, family_of  # families build on this module
+
     sc = {**builtin(), **stress()}
-    if name not in sc:
-        raise InputError(f"unknown scenario {name!r}; valid: {', '.join(sc)}")
-    return sc[name]
+    if name in sc:
+        return sc[name]
+    family = family_of(name)
+    if family in FAMILIES:
+        return FAMILIES[family](int(name.rpartition("-")[2]))
+    raise InputError(f"unknown scenario {name!r}; valid: {', '.join(sc)}, or a family drawn from a seed as "
+                     f"FAMILY-SEED (e.g. {next(iter(FAMILIES))}-3) with FAMILY one of {', '.join(FAMILIES)}")
 
 
 def from_trace(path: str, noise_sd: float = 0.0) -> Scenario:

@@ -12,7 +12,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "driven by an elasticity policy; print a summary and optionally write JSON and a timeline PNG.",
     )
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--scenario", help="a built-in load scenario (an unknown name lists the valid ones)")
+    src.add_argument("--scenario", help="a built-in load scenario, or a family of the broad benchmark suite drawn "
+                     "from a seed as FAMILY-SEED (web-day-3); an unknown name lists the valid ones")
     src.add_argument("--trace", metavar="FILE.csv",
                      help="a CSV load trace with header time,rate, or - to read it from standard input (time in "
                      "seconds or ISO-8601; at most 500000 rows, 7 days and 32 MiB: a larger trace is refused, naming "
@@ -25,6 +26,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "rate (as-deployed, the default) or the oracle's first-step parallelism (right-sized)")
     p.add_argument("--json", metavar="FILE", help="write the summary as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
+    p.add_argument("--decisions", action="store_true",
+                   help="list every rescale the policy made: its time, the parallelism before and after, whether it "
+                   "reversed the one before within 15 minutes, and the policy's reason")
     p.set_defaults(handler=run)
 
 

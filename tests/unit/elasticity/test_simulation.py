@@ -220,6 +220,36 @@ def test_simulate_cli_with_trace_json_and_plot(tmp_path, capsys):
     assert f"could spend" in out and f"with {data['rescales']} rescale" in out
 
 
+def test_simulate_cli_lists_each_rescale_with_its_reason(tmp_path, capsys):
+    # a step up and back down: ds2 scales out at the step and in after it, the scale-in reversing the scale-out
+    trace = tmp_path / "load.csv"
+    trace.write_text("time,rate\n" + "\n".join(f"{t},{1500 + (1500 if 300 <= t < 900 else 0)}"
+                                               for t in range(0, 2400, 30)))
+    args = argparse.Namespace(scenario=None, trace=str(trace), policy="ds2", seed=0, json=None, plot=None,
+                              decisions=True)
+    assert simulate_main(args) == 0
+    out = capsys.readouterr().out
+    rescales = int(out.split("rescales")[1].split()[0])
+    listed = out.split("rescales (3 stages: source, enrich, aggregate):")[1].strip().splitlines()
+    times = [line.split()[0] for line in listed if not line.startswith(" " * 12)]
+    assert rescales >= 2 and len(times) == rescales
+    assert times == sorted(times) and all(len(t) == 8 and t.count(":") == 2 for t in times)
+    assert all("scale" in line for line in listed if line.startswith(" " * 12))  # the policy's reason
+    undone = int(out.split("rescales")[1].split("(")[1].split()[0])
+    assert out.count("· undoes the one") == undone
+
+
+def test_simulate_runs_a_broad_family_by_name():
+    from elasticity.simulation.families import FAMILIES
+
+    sc = get_scenario("web-day-3")
+    assert sc.name == "web-day-3" and sc.duration_s == 12 * 3600
+    assert sc.arrivals(None)[:500].tolist() == FAMILIES["web-day"](3).arrivals(None)[:500].tolist()
+    assert sc.arrivals(None)[:500].tolist() != get_scenario("web-day-4").arrivals(None)[:500].tolist()
+    with pytest.raises(InputError, match="FAMILY-SEED .* web-day"):
+        get_scenario("web-night-3")
+
+
 def test_simulate_cli_errors():
     with pytest.raises(InputError, match="valid: static, hpa, ds2, mestream, elastream, rl, oracle"):
         simulate_main(argparse.Namespace(scenario="step", trace=None, policy="magic", seed=0, json=None, plot=None))
