@@ -32,12 +32,14 @@ COMMAND = "elastream bench elasticity"
 
 
 def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, start: str = "as-deployed",
-            floors: dict | None = None, jobs: int = 1) -> dict[str, dict[str, dict]]:
+            floors: dict | None = None, jobs: int = 1, budgets=None) -> dict[str, dict[str, dict]]:
     """{SCENARIO: {POLICY: summary}}; with `floors` (a dict) and the oracle among the policies, also fills
-    floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`). `jobs` > 1 runs that many scenarios
-    at once in forked processes (each scenario's runs are independent; the results are the same)."""
+    floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`) at each policy's rescale count and at
+    the counts `budgets(results)` names ({LABEL: rescales}, from the scenario's {POLICY: summary}; optional).
+    `jobs` > 1 runs that many scenarios at once in forked processes (each scenario's runs are independent; the
+    results are the same)."""
     global _TASK
-    _TASK = (scenarios, tuple(policies), progress, start, floors is not None)
+    _TASK = (scenarios, tuple(policies), progress, start, floors is not None, budgets)
     if jobs > 1 and len(scenarios) > 1:
         import multiprocessing
 
@@ -55,7 +57,7 @@ _TASK: tuple = ()  # what run_all's workers read (inherited by fork: scenarios h
 
 
 def _run_scenario(name: str) -> tuple[str, tuple[dict, dict | None]]:
-    scenarios, policies, progress, start, with_floors = _TASK
+    scenarios, policies, progress, start, with_floors, budgets = _TASK
     sc, results, oracle = scenarios[name], {}, None
     tag = "" if start == "as-deployed" else f" [{start}]"
     for pol in policies:
@@ -67,7 +69,8 @@ def _run_scenario(name: str) -> tuple[str, tuple[dict, dict | None]]:
             progress(f"{name:16s} {pol:9s}{tag} {results[pol]} ({time.perf_counter() - t0:.1f}s)")
     floor = None
     if with_floors and oracle is not None:
-        floor = rescale_floors(sc, oracle, {pol: int(s["rescales"]) for pol, s in results.items() if pol != "oracle"})
+        counts = {pol: int(s["rescales"]) for pol, s in results.items() if pol != "oracle"}
+        floor = rescale_floors(sc, oracle, {**counts, **(budgets(results) if budgets else {})})
     return name, (results, floor)
 
 

@@ -62,6 +62,29 @@ def test_families_sum_over_seeds_and_dominance_needs_all_three():
     assert agg["elastream_rescales_over_ds2"] == pytest.approx(0.4)  # the built-in "step" is not counted
     assert agg["median_run_x_oracle"]["elastream"] == pytest.approx(1.15)
     assert agg["families_slo_and_cost_le_ds2"] == []
+    assert agg["median_run_floor_x_oracle"] == {}  # no floors given
+
+
+def test_the_median_floor_at_the_issues_share_of_ds2s_rescales_is_computed_and_reported():
+    from elasticity.benchmark import run_all
+    from elasticity.broad_suite import SHARE_OF_DS2, markdown, share_of_ds2
+    from elasticity.simulation.families import suite
+
+    assert share_of_ds2({"ds2": {"rescales": 9}}) == {SHARE_OF_DS2: 5} and share_of_ds2({}) == {}
+    scenarios = suite((0, 1), ["flash-crowd"])
+    floors = {}
+    results = run_all(scenarios, policies=("ds2", "elastream", "oracle"), floors=floors, budgets=share_of_ds2)
+    for name, per_policy in results.items():
+        std = floors[name]["oracle_standard"]
+        assert std[SHARE_OF_DS2] >= std["ds2"] >= 1.0  # fewer rescales never lower the floor, nor below the oracle
+    fam = by_family(results, floors)
+    agg = aggregate(results, fam, floors)
+    med = agg["median_run_floor_x_oracle"]
+    assert set(med) == {"elastream", "ds2", SHARE_OF_DS2}
+    assert med["ds2"] == pytest.approx(sorted(floors[n]["oracle_standard"]["ds2"] for n in results)[0] / 2
+                                       + sorted(floors[n]["oracle_standard"]["ds2"] for n in results)[1] / 2, abs=1e-3)
+    text = markdown(fam, agg, "tuning", (0, 1), 1.0)
+    assert f"{med[SHARE_OF_DS2]} × the oracle at {SHARE_OF_DS2}'s rescales" in text
 
 
 def test_seeds_without_the_broad_suite_is_refused_with_a_clear_error(capsys):
