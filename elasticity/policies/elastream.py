@@ -1,4 +1,5 @@
 """`elastream`: our default — rate-based planning (as DS2) made latency-aware, noise-aware and predictive.
+The items are numbered as in docs/elasticity.md, which gives each one's reasons and figures.
 
 1. Per-instance true processing rate: the median, over the metrics window, of true rate / parallelism at the
    current parallelism (robust to one noisy scrape; scrapes that saw the last rescale are left out). Capacity
@@ -10,33 +11,38 @@
 3. Headroom from the measured noise (z × robust std of the rate around its trend) instead of a fixed target
    utilization; the ceiling `elastream_max_utilization` adapts: lowered when p99 latency misses the target
    with no backlog (queueing), raised back slowly while latency has ample slack.
-4. Hysteresis: scale out only when the planned load would push the current parallelism past the midpoint
-   between the ceiling and 100 %; scale in only when it saves at least `elastream_min_saving` of the
-   instances; the new parallelism is the least one whose key-group-aware capacity carries the plan.
-5. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2; a backlog that alone
+4. Burst coverage: a downstream stage carries at least `elastream_burst_coverage` × what its upstream stages can
+   emit at full speed, so overload queues at the cheap source.
+5. Hysteresis: scale out only when the planned load would push the current parallelism past the midpoint
+   between the ceiling and 100 %; the new parallelism is the least one whose key-group-aware capacity carries
+   the plan.
+6. Scale-in: only once the forecast is established, planned at the ceiling minus `elastream_hysteresis`, and only
+   when it saves at least `elastream_min_saving` of the instances.
+7. One step for the whole graph: when any stage must scale out, every stage gets what the planned load needs.
+8. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2; a backlog that alone
    breaks the latency target drains within `elastream_slo_catch_up_s` instead.
-6. Bursts: short bursts (×1.4 for minutes) end before anyone may react and the robust noise ignores them, so
+9. Bursts: short bursts (×1.4 for minutes) end before anyone may react and the robust noise ignores them, so
    the bursts seen (a rate two scrapes sustained above the median around them) are remembered, decaying over
    `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
-7. Rescale budget: after a scale-out within the hour, a scale-in never spends the hour's last rescale
+10. Rescale budget: after a scale-out within the hour, a scale-in never spends the hour's last rescale
    (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back.
-8. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
+11. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
    stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
-9. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
+12. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
    scale-out asks to come `elastream_follow_up_s` after it instead of a whole stabilization window later.
-10. Recall: a scale-out sizes for at least the highest level a source sustained within `elastream_recall_s` (a load
+13. Recall: a scale-out sizes for at least the highest level a source sustained within `elastream_recall_s` (a load
    that rises again mostly returns where it was: one rescale, not a climb in steps), and a trend is not extrapolated
    past a high reached before the current rise.
-11. Hold: within `elastream_scale_out_hold_s` of a scale-out, no scale-in while the load is still at least where it
+14. Hold: within `elastream_scale_out_hold_s` of a scale-out, no scale-in while the load is still at least where it
    was when the scale-out was proposed.
-12. Queue ahead: a scale-out drains the queue as it will be when its instances carry (the queue now plus its growth
+15. Queue ahead: a scale-out drains the queue as it will be when its instances carry (the queue now plus its growth
    over `elastream_queue_lead_s`), not the queue a half-seen step shows.
-13. Wait for the load (`elastream_wait_for_load`): with no rising trend, a scale-out the forecast calls for waits for
+16. Wait for the load (`elastream_wait_for_load`): with no rising trend, a scale-out the forecast calls for waits for
    the next evaluation while that is soon enough — while the load expected by the time instances added then would
    carry (evaluation interval + restart time, with its noise band) stays under the ceiling, or the rate measured now
    stays under the scale-out threshold: a level only its noise band carries over is noise or a burst's, and a burst
    that never overloads the job is not worth two rescales.
-(6 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
+(9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
 """
@@ -190,7 +196,7 @@ class ElastreamPolicy:
         cfg, obs = ctx.config, ctx.observation
         current = obs.parallelism
         used, rose, scaled_out_at = self._rescales_last_hour(ctx)
-        if scaled_out_at is not None:  # what the hold (item 11) keeps the scale-out for
+        if scaled_out_at is not None:  # what the hold (item 14) keeps the scale-out for
             ctx.memory["scaled_out"] = [scaled_out_at, self._load_that_scaled_out(ctx, scaled_out_at)]
         pause_s = self._stalling_pause(ctx)
         look = self._outlook(ctx)
@@ -246,9 +252,6 @@ class ElastreamPolicy:
                                known_high=highs)
         look.down = look.rates(obs, h_up, optimistic=True)
         look.safe = look.rates(obs, h_up)
-        # by when a scale-out decided at the next evaluation would carry
-        look.horizon_act = cfg.evaluation_interval_s + cfg.restart_time_s
-        look.act = look.rates(obs, look.horizon_act)
         look.now = {r.name: r for r in target_rates(obs)}
         look.caps = self._capacities(ctx)
         return look
@@ -332,15 +335,16 @@ class ElastreamPolicy:
         return hot
 
     def _can_wait(self, obs: JobObservation, look: "Outlook", cfg) -> str:
-        """Why a scale-out the forecast calls for may wait for the next evaluation (item 13), or "". Never on a
+        """Why a scale-out the forecast calls for may wait for the next evaluation (item 16), or "". Never on a
         rising trend: acting ahead of it is the point (waiting on a ramp scales out nearer saturation, where the
         rescale's pause and warm-up cost latency). Otherwise while the load expected by the time instances added
         at the next evaluation would carry stays under the ceiling, or the rate measured now stays under the
         scale-out threshold (only its noise band is over it)."""
         if any(fc.slope_ > 0 for fc in look.forecasts.values()):
             return ""
-        if not self._hot_stages(obs, look.act, look.u_max, look, cfg):
-            return (f"steady: a scale-out can wait: the load expected within {look.horizon_act:.0f}s stays under "
+        horizon = cfg.evaluation_interval_s + cfg.restart_time_s  # when instances added at the next one would carry
+        if not self._hot_stages(obs, look.rates(obs, horizon), look.u_max, look, cfg):
+            return (f"steady: a scale-out can wait: the load expected within {horizon:.0f}s stays under "
                     f"{look.u_max:.0%} of capacity")
         if not self._hot_stages(obs, look.now, look.u_up, look, cfg):
             return (f"steady: a scale-out can wait: the rate now is under {look.u_up:.0%} of capacity and shows no "
@@ -446,8 +450,7 @@ class Outlook:
     """What one evaluation expects: the ceiling, the source forecasts and bursts, and per stage the rates a
     decision plans for — up: the peak until the next possible rescale (does a stage run hot?); size: what a
     scale-out provisions (a trend: two horizons); down: optimistic, what a scale-in plans for; safe:
-    pessimistic, what a confident scale-in must also carry; now: the current rates; act: the peak by the time a
-    scale-out decided at the next evaluation would carry (within horizon_act). caps: per-instance capacity."""
+    pessimistic, what a confident scale-in must also carry; now: the current rates. caps: per-instance capacity."""
 
     u_max: float
     caught_up: bool
@@ -463,8 +466,6 @@ class Outlook:
     now: dict[str, StageRates] | None = None
     caps: dict[str, CapacityEstimate] | None = None
     recall: dict[str, float] | None = None
-    act: dict[str, StageRates] | None = None
-    horizon_act: float = 0.0
 
     @property
     def u_up(self) -> float:

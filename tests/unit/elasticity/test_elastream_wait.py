@@ -1,4 +1,4 @@
-"""elastream's item 13 (issue 14): with no rising trend, a scale-out only the forecast's noise band calls for waits
+"""elastream's item 16 (issue 14): with no rising trend, a scale-out only the forecast's noise band calls for waits
 for the next evaluation — a burst that never overloads the job is not worth two rescales — while a load over the
 threshold now, or a rising trend, still scales out at once."""
 import numpy as np
@@ -29,7 +29,7 @@ def test_a_load_only_its_noise_band_puts_over_the_threshold_waits():
     waited = _last(PolicyConfig(), NOISY_FLAT)
     assert waited.targets["src"] == 4, waited.reason
     assert "can wait" in waited.reason and "noise band" in waited.reason
-    # without item 13 the same load scales out (the knob turns it off)
+    # without item 16 the same load scales out (the knob turns it off)
     eager = _last(PolicyConfig(elastream_wait_for_load=False), NOISY_FLAT)
     assert eager.targets["src"] > 4, eager.reason
 
