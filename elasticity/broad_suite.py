@@ -17,11 +17,11 @@ from typing import Any
 
 from elasticity.benchmark import run_all
 from elasticity.errors import InputError
-from elasticity.simulation.families import FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
 from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S
 from elasticity.simulation.scenarios import builtin
 
-SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS}
+SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS, "check": CHECK_SEEDS}
 RESCALE_SHARE = 0.6  # issue 14: elastream makes at most this share of ds2's rescales
 SHARE_OF_DS2 = f"{RESCALE_SHARE} × ds2"  # the floors' label for that rescale count
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from elasticity.broad_suite import aggregate, by_family, no_worse
-from elasticity.simulation.families import FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -36,6 +36,7 @@ def test_the_shapes_are_what_their_names_say():
 
 def test_tuning_and_reporting_seeds_are_apart_and_the_suite_names_each_run():
     assert not set(TUNING_SEEDS) & set(REPORTING_SEEDS)
+    assert not set(CHECK_SEEDS) & (set(TUNING_SEEDS) | set(REPORTING_SEEDS)) and len(CHECK_SEEDS) >= 20
     runs = suite((7, 8), ["sawtooth", "rare-spikes"])
     assert sorted(runs) == ["rare-spikes-7", "rare-spikes-8", "sawtooth-7", "sawtooth-8"]
     assert family_of("step") == "step" and family_of("on-off-12") == "on-off"
