@@ -148,7 +148,7 @@ class ElasticityPolicySpec(ApiModel):
     evaluation_interval: Duration = Field("30s", description="how often the policy is evaluated")
     metrics_window: Duration = Field("5m", description="how much metric history each evaluation reads")
     stabilization_window: Duration = Field("5m", description="after a rescale, metrics are ignored this long")
-    catch_up_duration: Duration = Field("10m", description="a backlog should be drained within this time")
+    catch_up_duration: Duration = Field("5m", description="a backlog should be drained within this time")
     scale_up: StepLimit = Field(default_factory=StepLimit)
     scale_down: ScaleDown = Field(default_factory=ScaleDown)
     max_rescales_per_hour: int = Field(6, ge=1, le=3600, description="cap on rescales in any hour")

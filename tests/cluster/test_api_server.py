@@ -34,7 +34,7 @@ def test_api_server_fills_defaults(crds_installed, namespace):
     k.kubectl("apply", "-n", namespace, "-f", str(ROOT / "examples" / "wordcount.yaml"))
     policy = json.loads(k.kubectl("get", "elasticitypolicy", "latency-10s", "-n", namespace, "-o", "json").stdout)
     assert policy["spec"]["metricsWindow"] == "1m"  # from the file
-    assert policy["spec"]["catchUpDuration"] == "10m"  # defaulted by the API server
+    assert policy["spec"]["catchUpDuration"] == "5m"  # defaulted by the API server
     assert policy["spec"]["metrics"]["prometheus"]["queries"]["backlog"].startswith("sum(")
     app = json.loads(k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "-o", "json").stdout)
     assert app["spec"]["suspend"] is False and app["spec"]["spark"]["image"]

@@ -23,3 +23,15 @@ def test_bounds_intersect_the_app_range():
     assert (cfg.min_parallelism, cfg.max_parallelism) == (2, 2)
     with pytest.raises(UserError, match="does not overlap"):
         to_policy_config(ElasticityPolicySpec.model_validate({"bounds": {"min": 5, "max": 8}}), app)
+
+
+def test_a_policy_that_sets_nothing_runs_the_core_with_the_defaults_the_benchmarks_measured():
+    from elasticity.config import PolicyConfig
+
+    app = StreamAppSpec.model_validate(example("StreamApp")["spec"])
+    cfg, core = to_policy_config(ElasticityPolicySpec.model_validate({}), app), PolicyConfig()
+    for name in ("algorithm", "mode", "detector", "latency_target_s", "target_utilization", "evaluation_interval_s",
+                 "metrics_window_s", "stabilization_window_s", "catch_up_duration_s", "max_rescales_per_hour",
+                 "scale_down_delay_s", "scale_up_max_step", "scale_down_max_step", "phi", "bottleneck_interval_s"):
+        # (not staleness: metrics.staleAfter's 2m suits Prometheus' lag; the simulator's metrics are never stale)
+        assert getattr(cfg, name) == getattr(core, name), name
