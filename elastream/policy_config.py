@@ -9,6 +9,27 @@ from elastream.errors import UserError
 from elasticity.config import PolicyConfig
 
 
+def read_policy_file(path) -> tuple[str, ElasticityPolicySpec]:
+    """(name, spec) of the one ElasticityPolicy manifest in a YAML file (other kinds are skipped); UserError naming the
+    file when it cannot be read, holds no ElasticityPolicy or several, or the policy is invalid (field by field)."""
+    from elastream.api.manifests import parse_manifest
+    from elastream.api.safe_yaml import read_documents
+
+    found, others = [], []
+    for doc in read_documents(path):
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if kind != "ElasticityPolicy":
+            others.append(str(kind))
+            continue
+        _, name, spec = parse_manifest(doc)  # ManifestError (a UserError): every invalid field, by path
+        found.append((name, spec))
+    if len(found) != 1:
+        what = (f"{len(found)} ElasticityPolicy manifests ({', '.join(n for n, _ in found)}); give a file with one"
+                if found else "no ElasticityPolicy manifest" + (f" (found: {', '.join(others)})" if others else ""))
+        raise UserError(f"{path}: {what}")
+    return found[0]
+
+
 def parallelism_bounds(policy: ElasticityPolicySpec, app: StreamAppSpec) -> tuple[int, int]:
     """The engine's range for a stage (Spark: the executor range; Storm: 1..the largest maxParallelism) intersected
     with the policy's bounds."""
@@ -24,7 +45,17 @@ def parallelism_bounds(policy: ElasticityPolicySpec, app: StreamAppSpec) -> tupl
 
 def to_policy_config(policy: ElasticityPolicySpec, app: StreamAppSpec) -> PolicyConfig:
     lo, hi = parallelism_bounds(policy, app)
-    return PolicyConfig(
+    return PolicyConfig(**_core_fields(policy), min_parallelism=lo, max_parallelism=hi)
+
+
+def policy_config_alone(policy: ElasticityPolicySpec) -> PolicyConfig:
+    """The policy with no app to run (`elastream simulate --policy-file`): its own bounds, else the core's."""
+    bounds = {"min_parallelism": policy.bounds.min, "max_parallelism": policy.bounds.max} if policy.bounds else {}
+    return PolicyConfig(**_core_fields(policy), **bounds)
+
+
+def _core_fields(policy: ElasticityPolicySpec) -> dict:
+    return dict(
         algorithm=policy.algorithm,
         mode=policy.mode,
         detector=policy.detector,
@@ -33,8 +64,6 @@ def to_policy_config(policy: ElasticityPolicySpec, app: StreamAppSpec) -> Policy
         evaluation_interval_s=parse_duration(policy.evaluation_interval),
         metrics_window_s=parse_duration(policy.metrics_window),
         stale_after_s=parse_duration(policy.metrics.stale_after),
-        min_parallelism=lo,
-        max_parallelism=hi,
         scale_up_max_step=policy.scale_up.max_step,
         scale_down_max_step=policy.scale_down.max_step,
         stabilization_window_s=parse_duration(policy.stabilization_window),

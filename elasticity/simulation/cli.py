@@ -40,10 +40,11 @@ def _progress(label: str, long_run: bool) -> StderrProgress | None:
     return StderrProgress(label) if long_run else None
 
 
-def format_summary(summary: dict, scenario: str, policy: str) -> str:
+def format_summary(summary: dict, scenario: str, policy: str, target_s: float | None = None) -> str:
+    target = f"the {target_s:g} s target" if target_s is not None else "the target"
     return "\n".join([
         f"scenario {scenario} · policy {policy}",
-        f"  SLO violation   {summary['slo_violation_s']:.0f} s (p99 latency above the target)",
+        f"  SLO violation   {summary['slo_violation_s']:.0f} s (p99 latency above {target})",
         f"  p99 latency     {summary['p99_latency_s']:.2f} s",
         f"  executor-seconds {summary['executor_seconds']:.0f}",
         f"  rescales        {summary['rescales']} ({summary['rescales_undone']} reversing the one before within "
@@ -73,19 +74,19 @@ def format_decisions(result) -> str:
     return "\n".join(lines)
 
 
-def format_references(scenario, result, seed, start: str, long_run: bool = False) -> str:
+def format_references(scenario, result, seed, start: str, long_run: bool = False, config=None) -> str:
     """The run against the oracle (same load, same start) and against the rescale-budget floor: the least a
     foresighted schedule with as many rescales could spend (elasticity/simulation/bounds.py)."""
     from elasticity.benchmark import rescale_floors
 
-    oracle = run(scenario, "oracle", seed=seed, start=start, progress=_progress(f"the oracle on {scenario.name}",
-                                                                                long_run))
+    oracle = run(scenario, "oracle", config=config, seed=seed, start=start,
+                 progress=_progress(f"the oracle on {scenario.name}", long_run))
     cost, o = result.summary["executor_seconds"], oracle.summary["executor_seconds"]
     k = int(result.summary["rescales"])
     if long_run:
         print(f"computing the rescale-budget floor for {k} rescales …", file=sys.stderr, flush=True)
     blocks: dict[str, int] = {}
-    floor = rescale_floors(scenario, oracle, {"run": k}, blocks=blocks)["oracle_standard"]["run"]
+    floor = rescale_floors(scenario, oracle, {"run": k}, cfg=config, blocks=blocks)["oracle_standard"]["run"]
     return "\n".join([f"  vs oracle       {cost / o:.3f} × its executor-seconds (it rescales freely at every step; "
                       f"SLO violation {oracle.summary['slo_violation_s']:.0f} s)",
                       f"  vs floor        {_vs_floor(cost / o, floor, k, blocks['oracle_standard'])}"])
@@ -99,7 +100,8 @@ def _vs_floor(ratio: float, floor: float, k: int, block: int) -> str:
             f"could spend{coarse}")
 
 
-def simulate_main(args) -> int:
+def simulate_main(args, config=None) -> int:
+    """`config`: the PolicyConfig to run with (an ElasticityPolicy's settings), else the core's defaults."""
     policy = getattr(args, "policy", None) or "elastream"
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
@@ -112,12 +114,13 @@ def simulate_main(args) -> int:
     seed = getattr(args, "seed", None)  # None = the scenario's fixed seed; 0 is a seed like any other
     start = getattr(args, "start", None) or "as-deployed"
     long_run = round(scenario.duration_s / scenario.dt) >= LONG_RUN_STEPS
-    result = run(scenario, policy, seed=seed, start=start, keep_decisions=bool(getattr(args, "decisions", False)),
+    result = run(scenario, policy, config=config, seed=seed, start=start,
+                 keep_decisions=bool(getattr(args, "decisions", False)),
                  progress=_progress(f"simulating {scenario.name}", long_run))
     summary = {k: result.summary[k] for k in KEYS}
-    print(format_summary(summary, scenario.name, policy))
+    print(format_summary(summary, scenario.name, policy, result.latency_target_s))
     if policy != "oracle":
-        print(format_references(scenario, result, seed, start, long_run))
+        print(format_references(scenario, result, seed, start, long_run, config))
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
         print(f"  json            {args.json}")

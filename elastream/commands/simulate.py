@@ -18,7 +18,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="a CSV load trace with header time,rate, or - to read it from standard input (time in "
                      "seconds or ISO-8601; at most 500000 rows, 7 days and 32 MiB: a larger trace is refused, naming "
                      "the limit, as soon as the reading passes it)")
-    p.add_argument("--policy", default="elastream", help="static | hpa | ds2 | mestream | elastream | rl | oracle")
+    p.add_argument("--policy", default=None,
+                   help="static | hpa | ds2 | mestream | elastream | rl | oracle (default: the --policy-file's "
+                   "spec.algorithm, else elastream)")
+    p.add_argument("--policy-file", metavar="FILE.yaml",
+                   help="simulate with the settings of an ElasticityPolicy manifest (the one you would kubectl "
+                   "apply; other kinds in the file are skipped): latency target, evaluation interval, windows, "
+                   "bounds, step limits, scale-down delay, rescale budget, catch-up duration; advisor mode is "
+                   "simulated as auto, to show what the policy would do. An invalid manifest is refused field by "
+                   "field, as `elastream validate` does")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--start", choices=["as-deployed", "right-sized"], default="as-deployed",
@@ -35,4 +43,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from elasticity.simulation.cli import simulate_main  # heavy imports only when used
 
-    return simulate_main(args)
+    config = None
+    if getattr(args, "policy_file", None):
+        from elastream.policy_config import policy_config_alone, read_policy_file
+
+        name, spec = read_policy_file(args.policy_file)
+        config = policy_config_alone(spec)
+        if config.mode == "advisor":
+            print(f"ElasticityPolicy/{name} is in advisor mode: simulated as auto, to show what it would do")
+            config.mode = "auto"
+        args.policy = args.policy or config.algorithm
+        print(f"settings of ElasticityPolicy/{name} from {args.policy_file}")
+    return simulate_main(args, config)
