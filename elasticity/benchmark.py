@@ -32,14 +32,16 @@ COMMAND = "elastream bench elasticity"
 
 
 def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, start: str = "as-deployed",
-            floors: dict | None = None, jobs: int = 1, budgets=None) -> dict[str, dict[str, dict]]:
+            floors: dict | None = None, jobs: int = 1, budgets=None, within: float | None = None
+            ) -> dict[str, dict[str, dict]]:
     """{SCENARIO: {POLICY: summary}}; with `floors` (a dict) and the oracle among the policies, also fills
     floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`) at each policy's rescale count and at
-    the counts `budgets(results)` names ({LABEL: rescales}, from the scenario's {POLICY: summary}; optional).
+    the counts `budgets(results)` names ({LABEL: rescales}, from the scenario's {POLICY: summary}; optional), and
+    with `within` the fewest rescales whose floor reaches that cost (`rescale_floors`).
     `jobs` > 1 runs that many scenarios at once in forked processes (each scenario's runs are independent; the
     results are the same)."""
     global _TASK
-    _TASK = (scenarios, tuple(policies), progress, start, floors is not None, budgets)
+    _TASK = (scenarios, tuple(policies), progress, start, floors is not None, budgets, within)
     if jobs > 1 and len(scenarios) > 1:
         import multiprocessing
 
@@ -57,7 +59,7 @@ _TASK: tuple = ()  # what run_all's workers read (inherited by fork: scenarios h
 
 
 def _run_scenario(name: str) -> tuple[str, tuple[dict, dict | None]]:
-    scenarios, policies, progress, start, with_floors, budgets = _TASK
+    scenarios, policies, progress, start, with_floors, budgets, within = _TASK
     sc, results, oracle = scenarios[name], {}, None
     tag = "" if start == "as-deployed" else f" [{start}]"
     for pol in policies:
@@ -70,19 +72,21 @@ def _run_scenario(name: str) -> tuple[str, tuple[dict, dict | None]]:
     floor = None
     if with_floors and oracle is not None:
         counts = {pol: int(s["rescales"]) for pol, s in results.items() if pol != "oracle"}
-        floor = rescale_floors(sc, oracle, {**counts, **(budgets(results) if budgets else {})})
+        floor = rescale_floors(sc, oracle, {**counts, **(budgets(results) if budgets else {})}, within=within)
     return name, (results, floor)
 
 
 def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cfg: PolicyConfig | None = None,
-                   max_intervals: int | None = None, blocks: dict[str, int] | None = None
-                   ) -> dict[str, dict[str, float]]:
+                   max_intervals: int | None = None, blocks: dict[str, int] | None = None,
+                   within: float | None = None) -> dict[str, dict[str, float]]:
     """Per policy, the least executor-seconds (over the oracle's) of any schedule with perfect foresight and
     no more rescales than the policy made, from the same start, changing only at evaluation instants:
     "oracle_standard" gives every interval what the oracle gave it; "full_utilization" only carries its mean
     load at 100 % utilization. inf = impossible (no rescale, and the start falls short somewhere).
     max_intervals goes to RescaleBudgetBound (None: its MAX_INTERVALS); `blocks`, if given, receives per
-    standard the block size the floor was computed on (1 = exact)."""
+    standard the block size the floor was computed on (1 = exact). With `within` (a cost over the oracle's), also
+    "least_rescales_within": the fewest rescales whose floor at the oracle's standard is at most that (None when no
+    count up to the largest in `rescales` reaches it)."""
     cfg = cfg or PolicyConfig()
     every = max(1, int(round(cfg.evaluation_interval_s / sc.dt)))
     tl = oracle.timeline
@@ -98,8 +102,11 @@ def rescale_floors(sc: Scenario, oracle: SimResult, rescales: dict[str, int], cf
     if blocks is not None:
         blocks.update(oracle_standard=std.block_, full_utilization=full.block_)
     o = oracle.summary["executor_seconds"]
-    return {"oracle_standard": {p: round(std.cost(k) / o, 4) for p, k in rescales.items()},
-            "full_utilization": {p: round(full.cost(k) / o, 4) for p, k in rescales.items()}}
+    out = {"oracle_standard": {p: round(std.cost(k) / o, 4) for p, k in rescales.items()},
+           "full_utilization": {p: round(full.cost(k) / o, 4) for p, k in rescales.items()}}
+    if within is not None:
+        out["least_rescales_within"] = next((k for k in range(top + 1) if std.cost(k) / o <= within), None)
+    return out
 
 
 def criteria(results: dict[str, dict[str, dict]], stationary: str = "stationary", floors: dict | None = None

@@ -88,6 +88,25 @@ def test_the_median_floor_at_the_issues_share_of_ds2s_rescales_is_computed_and_r
     assert f"{med[SHARE_OF_DS2]} × the oracle at {SHARE_OF_DS2}'s rescales" in text
 
 
+def test_the_fewest_rescales_that_reach_a_cost_and_the_least_total_for_the_median():
+    from elasticity.benchmark import rescale_floors
+    from elasticity.broad_suite import least_rescales_for_median
+    from elasticity.simulation.families import FAMILIES
+    from elasticity.simulation.runner import run
+
+    sc = FAMILIES["step-down-up"](0)
+    oracle = run(sc, "oracle")
+    k = rescale_floors(sc, oracle, {"some": 12}, within=1.25)["least_rescales_within"]
+    assert k is not None and 0 < k <= 12
+    at = rescale_floors(sc, oracle, {"k": k, "one less": k - 1})["oracle_standard"]
+    assert at["k"] <= 1.25 < at["one less"]
+    assert rescale_floors(sc, oracle, {"none": 0}, within=1.0)["least_rescales_within"] is None
+    # five runs: more than half (three) must reach the target; the three cheapest counts, 2 + 3 + 4
+    floors = {f"r{i}": {"least_rescales_within": k} for i, k in enumerate([9, 2, None, 4, 3])}
+    assert least_rescales_for_median(floors, list(floors)) == 9
+    assert least_rescales_for_median({n: {"least_rescales_within": None} for n in floors}, list(floors)) is None
+
+
 def test_seeds_without_the_broad_suite_is_refused_with_a_clear_error(capsys):
     from elastream.cli import main
 
