@@ -19,7 +19,7 @@ def read_policy_file(path) -> tuple[str, ElasticityPolicySpec]:
     for doc in read_documents(path):
         kind = doc.get("kind") if isinstance(doc, dict) else None
         if kind != "ElasticityPolicy":
-            others.append(str(kind))
+            others.append(str(kind) if kind else "a document with no kind")
             continue
         _, name, spec = parse_manifest(doc)  # ManifestError (a UserError): every invalid field, by path
         found.append((name, spec))

@@ -52,6 +52,9 @@ def test_a_bad_policy_file_is_refused_naming_the_field_or_the_file(tmp_path, cap
     none = _file(tmp_path, APP)
     assert main(["simulate", "--scenario", "step", "--policy-file", none]) == 2
     assert "no ElasticityPolicy manifest (found: StreamApp)" in capsys.readouterr().err
+    nameless = _file(tmp_path, "just text\n")
+    assert main(["simulate", "--scenario", "step", "--policy-file", nameless]) == 2
+    assert "no ElasticityPolicy manifest (found: a document with no kind)" in capsys.readouterr().err
     two = _file(tmp_path, _policy("a"), _policy("b"))
     assert main(["simulate", "--scenario", "step", "--policy-file", two]) == 2
     assert "2 ElasticityPolicy manifests (a, b)" in capsys.readouterr().err
