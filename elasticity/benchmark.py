@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,16 +33,16 @@ COMMAND = "elastream bench elasticity"
 
 
 def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, start: str = "as-deployed",
-            floors: dict | None = None, jobs: int = 1, budgets=None, within: float | None = None
-            ) -> dict[str, dict[str, dict]]:
+            floors: dict | None = None, jobs: int = 1, budgets=None, within: float | None = None,
+            config: PolicyConfig | None = None) -> dict[str, dict[str, dict]]:
     """{SCENARIO: {POLICY: summary}}; with `floors` (a dict) and the oracle among the policies, also fills
     floors[SCENARIO] with the rescale-budget floors (see `rescale_floors`) at each policy's rescale count and at
     the counts `budgets(results)` names ({LABEL: rescales}, from the scenario's {POLICY: summary}; optional), and
     with `within` the fewest rescales whose floor reaches that cost (`rescale_floors`).
     `jobs` > 1 runs that many scenarios at once in forked processes (each scenario's runs are independent; the
-    results are the same)."""
+    results are the same). `config`: every policy's PolicyConfig (default: PolicyConfig())."""
     global _TASK
-    _TASK = (scenarios, tuple(policies), progress, start, floors is not None, budgets, within)
+    _TASK = _Task(scenarios, tuple(policies), progress, start, floors is not None, budgets, within, config)
     if jobs > 1 and len(scenarios) > 1:
         import multiprocessing
 
@@ -55,24 +56,39 @@ def run_all(scenarios: dict[str, Scenario], policies=POLICIES, progress=None, st
     return out
 
 
-_TASK: tuple = ()  # what run_all's workers read (inherited by fork: scenarios hold closures that do not pickle)
+@dataclass(frozen=True)
+class _Task:
+    """What run_all's workers read (inherited by fork: scenarios hold closures that do not pickle)."""
+
+    scenarios: dict
+    policies: tuple
+    progress: object
+    start: str
+    with_floors: bool
+    budgets: object
+    within: float | None
+    config: PolicyConfig | None
+
+
+_TASK: _Task | None = None
 
 
 def _run_scenario(name: str) -> tuple[str, tuple[dict, dict | None]]:
-    scenarios, policies, progress, start, with_floors, budgets, within = _TASK
-    sc, results, oracle = scenarios[name], {}, None
-    tag = "" if start == "as-deployed" else f" [{start}]"
-    for pol in policies:
+    task = _TASK
+    sc, results, oracle = task.scenarios[name], {}, None
+    tag = "" if task.start == "as-deployed" else f" [{task.start}]"
+    for pol in task.policies:
         t0 = time.perf_counter()
-        res = run(sc, pol, start=start)
+        res = run(sc, pol, config=task.config, start=task.start)
         results[pol] = res.summary
         oracle = res if pol == "oracle" else oracle
-        if progress:
-            progress(f"{name:16s} {pol:9s}{tag} {results[pol]} ({time.perf_counter() - t0:.1f}s)")
+        if task.progress:
+            task.progress(f"{name:16s} {pol:9s}{tag} {results[pol]} ({time.perf_counter() - t0:.1f}s)")
     floor = None
-    if with_floors and oracle is not None:
+    if task.with_floors and oracle is not None:
         counts = {pol: int(s["rescales"]) for pol, s in results.items() if pol != "oracle"}
-        floor = rescale_floors(sc, oracle, {**counts, **(budgets(results) if budgets else {})}, within=within)
+        budgets = task.budgets(results) if task.budgets else {}
+        floor = rescale_floors(sc, oracle, {**counts, **budgets}, cfg=task.config, within=task.within)
     return name, (results, floor)
 
 

@@ -17,7 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from elasticity.benchmark import run_all
+from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
 from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
 from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S
@@ -35,14 +38,15 @@ def share_of_ds2(results: dict) -> dict[str, int]:
 
 
 def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_builtin: bool = True,
-              policies=POLICIES, progress=None, jobs: int = 1) -> tuple[dict, dict]:
+              policies=POLICIES, progress=None, jobs: int = 1, config: PolicyConfig | None = None
+              ) -> tuple[dict, dict]:
     """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios and the built-ins."""
     scenarios = suite(seeds, families)
     if with_builtin:
         scenarios.update(builtin())
     floors: dict[str, Any] = {}
     return (run_all(scenarios, policies=policies, progress=progress, floors=floors, jobs=jobs, budgets=share_of_ds2,
-                    within=MEDIAN_TARGET), floors)
+                    within=MEDIAN_TARGET, config=config), floors)
 
 
 def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, float]]]:
@@ -189,19 +193,44 @@ def chosen_policies(text: str | None) -> tuple[str, ...]:
     return tuple(p for p in POLICIES if p in asked or p in REQUIRED)
 
 
+def config_with(settings: list[str] | None) -> PolicyConfig | None:
+    """PolicyConfig() with KNOB=VALUE settings (`--set`, for tuning), or None without any; InputError naming the
+    setting that is not KNOB=VALUE, the unknown knob or the bad value."""
+    if not settings:
+        return None
+    over = {}
+    for item in settings:
+        knob, eq, value = item.partition("=")
+        if not eq or not knob.strip():
+            raise InputError(f"--set {item!r}: expected KNOB=VALUE, e.g. elastream_min_saving=0.25")
+        over[knob.strip()] = value.strip()
+    try:
+        return PolicyConfig(**over)
+    except ValidationError as err:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors(include_url=False))
+        raise InputError(f"--set: {problems} (the knobs are PolicyConfig's fields, elasticity/config.py)") from None
+
+
 def bench_main(args) -> int:
     seeds_name = getattr(args, "seeds", None) or "reporting"
     seeds = SEED_SETS[seeds_name]
     policies = chosen_policies(getattr(args, "policies", None))
+    config = config_with(getattr(args, "set", None))
     if policies != POLICIES and not getattr(args, "no_docs", False):
         print(f"a partial run ({', '.join(policies)}): docs/benchmarks.md is left as it is", flush=True)
         args.no_docs = True
+    if config is not None and not getattr(args, "no_docs", False):
+        print("a run with --set: docs/benchmarks.md is left as it is (its tables use the defaults)", flush=True)
+        args.no_docs = True
     t0 = time.perf_counter()
     results, floors = run_suite(seeds, policies=policies, progress=lambda m: print(m, flush=True),
-                                jobs=getattr(args, "jobs", 1))
+                                jobs=getattr(args, "jobs", 1), config=config)
     families = by_family(results, floors)
     agg = aggregate(results, families, floors)
     md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0)
+    if config is not None:
+        md = md.replace("every policy with the same `PolicyConfig()`",
+                        f"every policy with the same PolicyConfig, set: {', '.join(args.set)}", 1)
     print("\n" + md)
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,

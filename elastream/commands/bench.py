@@ -24,6 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--policies", metavar="LIST",
                    help="with --suite broad: only these policies, comma-separated (elastream, ds2 and oracle always "
                         "run: the verdicts need them); a partial run leaves docs/benchmarks.md as it is")
+    e.add_argument("--set", action="append", metavar="KNOB=VALUE",
+                   help="with --suite broad, for tuning: run every policy with this PolicyConfig knob set "
+                   "(elasticity/config.py; repeatable, e.g. --set elastream_min_saving=0.25); leaves "
+                   "docs/benchmarks.md as it is")
     e.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -215,7 +219,7 @@ def _experiment_list(value: str) -> str:
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:
-    for option in ("seeds", "policies"):
+    for option in ("seeds", "policies", "set"):
         if getattr(args, option, None) and getattr(args, "suite", "main") != "broad":
             print(f"error: --{option} is the broad suite's: give it with --suite broad")
             return 2

@@ -141,3 +141,30 @@ def test_a_partial_run_keeps_the_policies_the_verdicts_need_and_names_an_unknown
     assert "--policies: unknown flink" in capsys.readouterr().err
     assert main(["bench", "elasticity", "--policies", "ds2", "--no-docs"]) == 2
     assert "--policies is the broad suite's" in capsys.readouterr().out
+
+
+def test_set_gives_every_policy_a_tuned_config_and_names_a_bad_setting(capsys):
+    from elasticity.benchmark import run_all
+    from elasticity.broad_suite import config_with
+    from elasticity.errors import InputError
+    from elasticity.simulation import loads as L
+    from elasticity.simulation.scenarios import Scenario
+    from elastream.cli import main
+
+    assert config_with(None) is None and config_with([]) is None
+    cfg = config_with(["elastream_min_saving=0.25", "elastream_wait_for_load=false", "max_rescales_per_hour=4"])
+    assert (cfg.elastream_min_saving, cfg.elastream_wait_for_load, cfg.max_rescales_per_hour) == (0.25, False, 4)
+    for bad, named in (("elastream_min_saving", "KNOB=VALUE"), ("nope=1", "nope"),
+                       ("elastream_min_saving=lots", "elastream_min_saving")):
+        with pytest.raises(InputError, match=named):
+            config_with([bad])
+    # the config reaches the runs: a lower ceiling makes elastream spend more on the same load
+    sc = {"s": Scenario("s", "a step", 1800.0, L.step(1000, 2500, 600, 1800), seed=3)}
+    plain = run_all(sc, policies=("elastream",))["s"]["elastream"]
+    low = run_all(sc, policies=("elastream",), config=config_with(["elastream_max_utilization=0.6"]))["s"]["elastream"]
+    assert low["executor_seconds"] > plain["executor_seconds"]
+    # the CLI: only with the broad suite, and a bad knob is refused before anything runs
+    assert main(["bench", "elasticity", "--set", "phi=2", "--no-docs"]) == 2
+    assert "--set is the broad suite's" in capsys.readouterr().out
+    assert main(["bench", "elasticity", "--suite", "broad", "--set", "nope=1", "--no-docs"]) == 2
+    assert "--set: nope" in capsys.readouterr().err
