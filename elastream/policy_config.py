@@ -9,27 +9,6 @@ from elastream.errors import UserError
 from elasticity.config import PolicyConfig
 
 
-def read_policy_file(path) -> tuple[str, ElasticityPolicySpec]:
-    """(name, spec) of the one ElasticityPolicy manifest in a YAML file (other kinds are skipped); UserError naming the
-    file when it cannot be read, holds no ElasticityPolicy or several, or the policy is invalid (field by field)."""
-    from elastream.api.manifests import parse_manifest
-    from elastream.api.safe_yaml import read_documents
-
-    found, others = [], []
-    for doc in read_documents(path):
-        kind = doc.get("kind") if isinstance(doc, dict) else None
-        if kind != "ElasticityPolicy":
-            others.append(str(kind) if kind else "a document with no kind")
-            continue
-        _, name, spec = parse_manifest(doc)  # ManifestError (a UserError): every invalid field, by path
-        found.append((name, spec))
-    if len(found) != 1:
-        what = (f"{len(found)} ElasticityPolicy manifests ({', '.join(n for n, _ in found)}); give a file with one"
-                if found else "no ElasticityPolicy manifest" + (f" (found: {', '.join(others)})" if others else ""))
-        raise UserError(f"{path}: {what}")
-    return found[0]
-
-
 def parallelism_bounds(policy: ElasticityPolicySpec, app: StreamAppSpec) -> tuple[int, int]:
     """The engine's range for a stage (Spark: the executor range; Storm: 1..the largest maxParallelism) intersected
     with the policy's bounds."""

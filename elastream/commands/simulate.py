@@ -22,11 +22,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="static | hpa | ds2 | mestream | elastream | rl | oracle (default: the --policy-file's "
                    "spec.algorithm, else elastream)")
     p.add_argument("--policy-file", metavar="FILE.yaml",
-                   help="simulate with the settings of an ElasticityPolicy manifest (the one you would kubectl "
-                   "apply; other kinds in the file are skipped): latency target, evaluation interval, windows, "
-                   "bounds, step limits, scale-down delay, rescale budget, catch-up duration; advisor mode is "
-                   "simulated as auto, to show what the policy would do. An invalid manifest is refused field by "
-                   "field, as `elastream validate` does")
+                   help="simulate with the settings of your manifests (what you would kubectl apply): a file with "
+                   "one StreamApp gives the policy the operator would give it (inline, referenced in the file, or "
+                   "the default) and its parallelism bounds; a file with no StreamApp, its one ElasticityPolicy. "
+                   "Latency target, evaluation interval, windows, bounds, step limits, scale-down delay, rescale "
+                   "budget and catch-up duration apply; advisor mode is simulated as auto, to show what the policy "
+                   "would do. An invalid manifest is refused field by field, as `elastream validate` does")
     p.add_argument("--seed", type=int, default=None,
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--start", choices=["as-deployed", "right-sized"], default="as-deployed",
@@ -45,13 +46,14 @@ def run(args: argparse.Namespace) -> int:
 
     config = None
     if getattr(args, "policy_file", None):
-        from elastream.policy_config import policy_config_alone, read_policy_file
+        from elastream.local.manifest import load_policy
+        from elastream.policy_config import policy_config_alone, to_policy_config
 
-        name, spec = read_policy_file(args.policy_file)
-        config = policy_config_alone(spec)
+        name, spec, app = load_policy(args.policy_file)
+        config = to_policy_config(spec, app) if app is not None else policy_config_alone(spec)
         if config.mode == "advisor":
-            print(f"ElasticityPolicy/{name} is in advisor mode: simulated as auto, to show what it would do")
+            print(f"policy {name} is in advisor mode: simulated as auto, to show what it would do")
             config.mode = "auto"
         args.policy = args.policy or config.algorithm
-        print(f"settings of ElasticityPolicy/{name} from {args.policy_file}")
+        print(f"settings of policy {name} from {args.policy_file}")
     return simulate_main(args, config)

@@ -19,18 +19,20 @@ class LocalApp:
     policy_name: str  # "inline", "default" or the ElasticityPolicy's name
 
 
-def load(path: Path) -> LocalApp:
-    docs = read_documents(path)
+def _read(path: Path) -> tuple[list, dict]:
+    """([(name, StreamAppSpec)], {name: ElasticityPolicySpec}) of a file, each manifest checked as the API server would."""
     apps, policies = [], {}
-    for doc in docs:
+    for doc in read_documents(path):
         kind, name, spec = parse_manifest(doc)
         if kind == "StreamApp":
             apps.append((name, spec))
         else:
             policies[name] = spec
-    if len(apps) != 1:
-        raise UserError(f"{path}: expected exactly one StreamApp, found {len(apps)}")
-    name, spec = apps[0]
+    return apps, policies
+
+
+def _app(path: Path, name: str, spec: StreamAppSpec, policies: dict) -> LocalApp:
+    """The app with the policy the operator would give it: inline, referenced (in the same file) or the default."""
     if spec.policy is not None:
         return LocalApp(name, spec, spec.policy, "inline")
     if spec.policy_ref is None:
@@ -38,3 +40,28 @@ def load(path: Path) -> LocalApp:
     if spec.policy_ref.name not in policies:
         raise ManifestError(name, [f"spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} is not in {path}"])
     return LocalApp(name, spec, policies[spec.policy_ref.name], spec.policy_ref.name)
+
+
+def load(path: Path) -> LocalApp:
+    apps, policies = _read(path)
+    if len(apps) != 1:
+        raise UserError(f"{path}: expected exactly one StreamApp, found {len(apps)}")
+    return _app(path, *apps[0], policies)
+
+
+def load_policy(path: Path) -> tuple[str, ElasticityPolicySpec, StreamAppSpec | None]:
+    """(name, policy, app or None) for `elastream simulate --policy-file`: with one StreamApp in the file, the policy
+    the operator would give it (as `load`); with none, the file's one ElasticityPolicy. UserError naming the file
+    otherwise; an invalid manifest is refused field by field."""
+    apps, policies = _read(path)
+    if len(apps) == 1:
+        app = _app(path, *apps[0], policies)
+        return f"{app.policy_name} (StreamApp/{app.name})", app.policy, app.spec
+    if apps:
+        raise UserError(f"{path}: {len(apps)} StreamApps ({', '.join(n for n, _ in apps)}); give a file with one")
+    if len(policies) != 1:
+        found = f" ({', '.join(policies)})" if policies else ""
+        raise UserError(f"{path}: {len(policies)} ElasticityPolicy manifests{found} and no StreamApp; give a file "
+                        "with one of either")
+    name, spec = next(iter(policies.items()))
+    return name, spec, None
