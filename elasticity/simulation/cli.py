@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TextIO
 
 from elasticity.errors import InputError
-from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S, run
+from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S, reversals, run
 from elasticity.simulation.scenarios import from_trace, get_scenario
 
 KEYS = ("slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "rescales_undone", "max_backlog")
@@ -56,19 +56,16 @@ def format_summary(summary: dict, scenario: str, policy: str, target_s: float | 
 def format_decisions(result) -> str:
     """Each rescale the policy made, at its simulated time: the parallelism before and after (total and per stage),
     whether it reversed the one before within UNDONE_WITHIN_S, and the policy's reason."""
-    lines, last = [f"rescales ({len(result.stage_names)} stages: {', '.join(result.stage_names)}):"], None
-    for d in result.decisions:
-        if not d.realize:
-            continue
-        before, after = sum(d.current.values()), sum(d.targets.values())
-        sign = (after > before) - (after < before)
-        undone = (last is not None and sign == -last[1] and d.timestamp - last[0] <= UNDONE_WITHIN_S)
-        mark = f" · undoes the one {(d.timestamp - last[0]) / 60:.0f} min before" if undone else ""
+    lines = [f"rescales ({len(result.stage_names)} stages: {', '.join(result.stage_names)}):"]
+    made = [d for d in result.decisions if d.realize]
+    totals = [(sum(d.current.values()), sum(d.targets.values())) for d in made]
+    undone = reversals([d.timestamp for d in made], [(a > b) - (a < b) for b, a in totals])
+    for k, (d, (before, after)) in enumerate(zip(made, totals)):
+        mark = f" · undoes the one {(d.timestamp - made[k - 1].timestamp) / 60:.0f} min before" if undone[k] else ""
         h, rem = divmod(int(d.timestamp), 3600)
         per_stage = " ".join(f"{d.current[n]}→{d.targets[n]}" for n in result.stage_names if n in d.targets)
         lines.append(f"  {h:02d}:{rem // 60:02d}:{rem % 60:02d}  {before}→{after} ({per_stage}){mark}\n"
                      f"            {d.reason}")
-        last = (d.timestamp, sign)
     if len(lines) == 1:
         lines.append("  none")
     return "\n".join(lines)

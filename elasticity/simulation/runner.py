@@ -41,14 +41,20 @@ class SimResult:
 UNDONE_WITHIN_S = 900.0
 
 
+def reversals(times, signs, within_s: float = UNDONE_WITHIN_S) -> np.ndarray:
+    """Per rescale (its time and its direction, +1 out / −1 in), whether it reversed the one before within
+    `within_s` (a scale-out for a burst, given back minutes later; a scale-in the load outran)."""
+    times, signs = np.asarray(times, dtype=float), np.asarray(signs)
+    flips = (signs[1:] != signs[:-1]) & (np.diff(times) <= within_s)
+    return np.concatenate([[False], flips]) if len(signs) else np.zeros(0, dtype=bool)
+
+
 def undone_rescales(tl: Timeline, within_s: float = UNDONE_WITHIN_S) -> int:
-    """Rescales that reversed the one before within `within_s` (a scale-out for a burst, given back minutes later; a
-    scale-in the load outran): the rescales a policy that saw further would not have made. Counted on the total
-    parallelism, so a rescale of several stages at once is one."""
+    """Rescales that reversed the one before within `within_s` (`reversals`): the rescales a policy that saw further
+    would not have made. Counted on the total parallelism, so a rescale of several stages at once is one."""
     total = tl.parallelism.sum(axis=1)
     at = np.flatnonzero(np.diff(total)) + 1  # steps whose total differs from the step before
-    sign = np.sign(total[at] - total[at - 1])
-    return int(np.sum((sign[1:] != sign[:-1]) & (np.diff(tl.t[at]) <= within_s)))
+    return int(np.sum(reversals(tl.t[at], np.sign(total[at] - total[at - 1]), within_s)))
 
 
 def summarize(tl: Timeline, dt: float, latency_target_s: float, rescales: int) -> dict[str, float]:
