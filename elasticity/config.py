@@ -103,6 +103,10 @@ class PolicyConfig(BaseModel):
     # with no rising trend, a scale-out the forecast calls for waits for the next evaluation while that is soon enough:
     # the load expected by then (+ restart time) stays under the ceiling, or the rate now is under the threshold
     elastream_wait_for_load: bool = True
+    # on a falling load, a worthwhile scale-in waits while one within this long (the trend extrapolated) would save at
+    # least `elastream_fall_gain` × as much: one rescale then does the work of two; 0 = off
+    elastream_fall_wait_s: float = Field(600.0, ge=0)
+    elastream_fall_gain: float = Field(1.5, gt=1)
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

@@ -42,6 +42,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    carry (evaluation interval + restart time, with its noise band) stays under the ceiling, or the rate measured now
    stays under the scale-out threshold: a level only its noise band carries over is noise or a burst's, and a burst
    that never overloads the job is not worth two rescales.
+17. Fall in one step (`elastream_fall_wait_s`, `elastream_fall_gain`): on a falling load (a source's trend down, seen
+   over at least half the trend window), a worthwhile scale-in waits while the one the trend promises within 10
+   minutes would save at least 1.5 × as much: a daily decline then takes one scale-in, not two.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -406,6 +409,9 @@ class ElastreamPolicy:
                 f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
                 f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is kept "
                 f"for a scale-out")
+        later = self._fall_wait(obs, look, cfg, saved, u_in, pause_s)
+        if later:
+            return dict(current), [], None, later
         parts = [f"scale in {s.name} {int(s.parallelism)}→{plan[s.name]}: "
                  f"{fmt_rate(look.down[s.name].target_input_rate)} expected within {look.h_up:.0f}s needs "
                  f"{plan[s.name]} at {u_in:.0%} of {fmt_rate(look.caps[s.name].value)}/instance"
@@ -418,6 +424,23 @@ class ElastreamPolicy:
             delay = cfg.elastream_confident_scale_down_delay_s
             inputs["confident_scale_in"] = 1.0
         return plan, parts, delay, ""
+
+    def _fall_wait(self, obs: JobObservation, look: "Outlook", cfg, saved: float, u_in: float, pause_s: float) -> str:
+        """Why a worthwhile scale-in waits (item 17), or "": a source's trend is down, seen over at least half the
+        trend window (a short history — a step just seen — does not qualify), and the scale-in the trend promises
+        within `elastream_fall_wait_s` saves at least `elastream_fall_gain` × this one's instances. Self-limiting: as
+        the load falls, this one's saving grows and the promised one's lead shrinks."""
+        if cfg.elastream_fall_wait_s <= 0 or not any(
+                fc.slope_ < 0 and fc.span_ >= cfg.elastream_trend_window_s / 2 for fc in look.forecasts.values()):
+            return ""
+        keep_of = lambda s: int(s.parallelism)  # noqa: E731
+        later = self._plan(obs, look.falling(obs, cfg.elastream_fall_wait_s), look.caps, cfg, u_in,
+                           lambda s: cfg.min_parallelism, keep_of, pause_s=pause_s)
+        saved_later = sum(int(s.parallelism) - later[s.name] for s in obs.stages)
+        if saved_later < cfg.elastream_fall_gain * saved:
+            return ""
+        return (f"steady: a scale-in saving {saved:.0f} instances waits: the load falls, and within "
+                f"{cfg.elastream_fall_wait_s:.0f}s one would save {saved_later:.0f}")
 
     @staticmethod
     def _recurring_bottleneck(ctx: PolicyContext, inputs: dict) -> tuple[dict[str, int], str] | None:
@@ -478,6 +501,13 @@ class Outlook:
     def capacity_now(self, s) -> float:
         """Records/s stage s carries at full speed with its current parallelism (key-group aware)."""
         return self.caps[s.name].value * effective_parallelism(int(s.parallelism), s.max_parallelism)
+
+    def falling(self, obs: JobObservation, h: float) -> dict[str, StageRates]:
+        """Per stage, the rates when each source's trend down goes on for h (no further than the span it was measured
+        over), with its noise band: what a scale-in then would plan for."""
+        levels = {n: max(fc.recent_ + min(fc.slope_, 0.0) * min(h, fc.span_), 0.0) + self.z * fc.noise_
+                  for n, fc in self.forecasts.items()}
+        return {r.name: r for r in target_rates(obs, levels)}
 
     def rates(self, obs: JobObservation, h: float, optimistic: bool = False, at_least: dict[str, float] | None = None,
               known_high: dict[str, float] | None = None) -> dict[str, StageRates]:
