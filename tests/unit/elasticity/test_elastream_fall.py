@@ -8,6 +8,7 @@ from tests.unit.elasticity.helpers import obs, stage
 
 PER_INSTANCE = 400.0
 P = 10
+SAVING = {"elastream_min_saving": 0.2}  # a scale-in must save 2 of the 10 instances
 
 
 def _proposals(cfg, rates):
@@ -30,8 +31,8 @@ DECLINE = [3800.0 - 30.0 * i for i in range(100)]
 
 
 def test_a_falling_load_scales_in_once_for_the_larger_saving():
-    props = _proposals(PolicyConfig(), DECLINE)
-    eager_at, eager = _first_scale_in(_proposals(PolicyConfig(elastream_fall_wait_s=0), DECLINE))
+    props = _proposals(PolicyConfig(**SAVING), DECLINE)
+    eager_at, eager = _first_scale_in(_proposals(PolicyConfig(elastream_fall_wait_s=0, **SAVING), DECLINE))
     assert eager.targets["src"] == 8, eager.reason  # without item 17 the first scale-in saves 2
     waited = props[eager_at]
     assert waited.targets["src"] == P and "the load falls" in waited.reason, waited.reason
@@ -41,5 +42,5 @@ def test_a_falling_load_scales_in_once_for_the_larger_saving():
 
 def test_a_load_that_fell_in_a_step_scales_in_without_waiting():
     step = [3800.0] * 8 + [2000.0] * 12  # a short history: a trend down over it is the step, not a decline
-    at, first = _first_scale_in(_proposals(PolicyConfig(), step))
+    at, first = _first_scale_in(_proposals(PolicyConfig(**SAVING), step))
     assert first.targets["src"] < P and "falls" not in first.reason, first.reason
