@@ -68,7 +68,8 @@ class PolicyConfig(BaseModel):
     elastream_noise_z: float = Field(2.5, ge=0)  # headroom = z × std of the rate residuals
     elastream_forecast: bool = True
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
-    elastream_min_saving: float = Field(0.23, ge=0, lt=1)  # scale down only to save ≥ this share of instances
+    # scale down only to save ≥ this share of instances (0.23: chosen on the tuning seeds, docs/elasticity.md defaults)
+    elastream_min_saving: float = Field(0.23, ge=0, lt=1)
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
     elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
     # a scale-in is "confident" when the forecast has enough points, no upward trend and the lower parallelism
