@@ -398,8 +398,12 @@ class ElastreamPolicy:
         current = obs.parallelism
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
         u_in = look.u_max - cfg.elastream_hysteresis
-        lo_of, keep_of = (lambda s: cfg.min_parallelism), (lambda s: int(s.parallelism))
-        plan = self._plan(obs, look.down, look.caps, cfg, u_in, lo_of, keep_of, pause_s=pause_s)
+
+        def plan_for(rates: dict[str, StageRates]) -> dict[str, int]:  # a scale-in's plan, never above the current
+            return self._plan(obs, rates, look.caps, cfg, u_in, lambda s: cfg.min_parallelism,
+                              lambda s: int(s.parallelism), pause_s=pause_s)
+
+        plan = plan_for(look.down)
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving * sum(current.values())):
             return dict(current), [], None, ""
@@ -409,7 +413,7 @@ class ElastreamPolicy:
                 f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
                 f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is kept "
                 f"for a scale-out")
-        later = self._fall_wait(obs, look, cfg, saved, u_in, pause_s)
+        later = self._fall_wait(obs, look, cfg, current, saved, plan_for)
         if later:
             return dict(current), [], None, later
         parts = [f"scale in {s.name} {int(s.parallelism)}→{plan[s.name]}: "
@@ -418,14 +422,15 @@ class ElastreamPolicy:
                  for s in obs.stages if plan[s.name] < int(s.parallelism)]
         # confident: an established forecast with no upward trend, and the smaller job also carries the
         # pessimistic forecast (the last scrape, its noise band, any trend)
-        safe = self._plan(obs, look.safe, look.caps, cfg, u_in, lo_of, keep_of, pause_s=pause_s)
+        safe = plan_for(look.safe)
         delay = None
         if all(fc.slope_ <= 0 for fc in look.forecasts.values()) and all(safe[n] <= plan[n] for n in plan):
             delay = cfg.elastream_confident_scale_down_delay_s
             inputs["confident_scale_in"] = 1.0
         return plan, parts, delay, ""
 
-    def _fall_wait(self, obs: JobObservation, look: "Outlook", cfg, saved: float, u_in: float, pause_s: float) -> str:
+    @staticmethod
+    def _fall_wait(obs: JobObservation, look: "Outlook", cfg, current: dict[str, int], saved: float, plan_for) -> str:
         """Why a worthwhile scale-in waits (item 17), or "": a source's trend is down, seen over at least half the
         trend window (a short history — a step just seen — does not qualify), and the scale-in the trend promises
         within `elastream_fall_wait_s` saves at least `elastream_fall_gain` × this one's instances. Self-limiting: as
@@ -433,10 +438,8 @@ class ElastreamPolicy:
         if cfg.elastream_fall_wait_s <= 0 or not any(
                 fc.slope_ < 0 and fc.span_ >= cfg.elastream_trend_window_s / 2 for fc in look.forecasts.values()):
             return ""
-        keep_of = lambda s: int(s.parallelism)  # noqa: E731
-        later = self._plan(obs, look.falling(obs, cfg.elastream_fall_wait_s), look.caps, cfg, u_in,
-                           lambda s: cfg.min_parallelism, keep_of, pause_s=pause_s)
-        saved_later = sum(int(s.parallelism) - later[s.name] for s in obs.stages)
+        later = plan_for(look.rates_after_fall(obs, cfg.elastream_fall_wait_s))
+        saved_later = sum(current[n] - later[n] for n in later)
         if saved_later < cfg.elastream_fall_gain * saved:
             return ""
         return (f"steady: a scale-in saving {saved:.0f} instances waits: the load falls, and within "
@@ -502,11 +505,10 @@ class Outlook:
         """Records/s stage s carries at full speed with its current parallelism (key-group aware)."""
         return self.caps[s.name].value * effective_parallelism(int(s.parallelism), s.max_parallelism)
 
-    def falling(self, obs: JobObservation, h: float) -> dict[str, StageRates]:
-        """Per stage, the rates when each source's trend down goes on for h (no further than the span it was measured
-        over), with its noise band: what a scale-in then would plan for."""
-        levels = {n: max(fc.recent_ + min(fc.slope_, 0.0) * min(h, fc.span_), 0.0) + self.z * fc.noise_
-                  for n, fc in self.forecasts.items()}
+    def rates_after_fall(self, obs: JobObservation, h: float) -> dict[str, StageRates]:
+        """Per stage, the rates when each source's trend down goes on for h (RateForecast.after_fall): what a
+        scale-in then would plan for."""
+        levels = {n: fc.after_fall(h, self.z) for n, fc in self.forecasts.items()}
         return {r.name: r for r in target_rates(obs, levels)}
 
     def rates(self, obs: JobObservation, h: float, optimistic: bool = False, at_least: dict[str, float] | None = None,

@@ -65,6 +65,12 @@ class RateForecast:
             rise = min(rise, max(known_high - level, 0.0))
         return max(level + rise, 0.0) + z * self.noise_
 
+    def after_fall(self, horizon_s: float, z: float) -> float:
+        """The rate when a trend down goes on for the horizon (no further than the span it was measured over, as
+        peak()), with the noise band: what a scale-in then would plan for. The level when there is no trend down."""
+        fall = min(self.slope_, 0.0) * min(horizon_s, self.span_)
+        return max(self.recent_ + fall, 0.0) + z * self.noise_
+
 
 def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:
     """(time, ratio) of the scrapes that stood above their neighbourhood: the rate two consecutive scrapes

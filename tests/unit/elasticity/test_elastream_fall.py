@@ -44,3 +44,14 @@ def test_a_load_that_fell_in_a_step_scales_in_without_waiting():
     step = [3800.0] * 8 + [2000.0] * 12  # a short history: a trend down over it is the step, not a decline
     at, first = _first_scale_in(_proposals(PolicyConfig(**SAVING), step))
     assert first.targets["src"] < P and "falls" not in first.reason, first.reason
+
+
+def test_a_fall_is_extrapolated_no_further_than_it_was_seen_and_a_rise_not_at_all():
+    from elasticity.policies.forecast import RateForecast
+
+    t = [30.0 * i for i in range(20)]  # 570 s of a load falling by 1/s
+    fc = RateForecast().fit(t, [3000.0 - x for x in t], now=t[-1])
+    assert abs(fc.after_fall(300.0, 0.0) - (fc.recent_ - 300.0)) < 1.0
+    assert abs(fc.after_fall(3600.0, 0.0) - (fc.recent_ - 570.0)) < 1.0  # capped at the span
+    rising = RateForecast().fit(t, [1000.0 + x for x in t], now=t[-1])
+    assert rising.after_fall(600.0, 0.0) == rising.recent_
