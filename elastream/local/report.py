@@ -23,7 +23,7 @@ def p99_around(samples: list[dict[str, Any]], t: float) -> tuple[float | None, f
 
 
 def write_report(report_dir: Path, app: LocalApp, config, job, timeline, started: float, stopped_at: float,
-                 interrupted: bool) -> dict[str, Any]:
+                 interrupted: bool, drained: bool) -> dict[str, Any]:
     check = job.verify(stopped_at)
     report = {
         "app": app.name,
@@ -32,6 +32,7 @@ def write_report(report_dir: Path, app: LocalApp, config, job, timeline, started
         "started_epoch_s": round(started, 3),  # what the samples' and rescales' t count from
         "duration_s": round(stopped_at - started, 1),
         "interrupted": interrupted,
+        "drained": drained,  # the load ended and the job processed all of it (else: interrupted, or the drain timed out)
         **check,  # records_produced, records_processed, missing, duplicates, and the engine's guarantee
         "rescales": [{**r, **dict(zip(("p99_before_s", "p99_after_s"), p99_around(timeline.samples, r["t"])))}
                      for r in timeline.rescales],

@@ -51,7 +51,7 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
     report_dir.mkdir(parents=True, exist_ok=True)
     engine = engine_for(app.spec)
     job = engine.local_job(app, report_dir / "job", duration_s)
-    timeline, interrupted, started = Timeline(), False, time.time()
+    timeline, interrupted, drained, started = Timeline(), False, False, time.time()
     print(f"elastream run: {app.name} ({engine.name} {engine.describe(app.spec)}), policy {app.policy_name} "
           f"({config.algorithm}, {config.mode}), {engine.unit} {config.min_parallelism}..{config.max_parallelism}, "
           f"{duration_s:.0f}s of load; report in {report_dir}", file=out, flush=True)
@@ -59,14 +59,14 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
         job.start()
         started = time.time()
         print(f"  {job.describe()}", file=out, flush=True)
-        _loop(job, app.name, config, timeline, started, duration_s, sample_s, out)
+        drained = _loop(job, app.name, config, timeline, started, duration_s, sample_s, out)
     except KeyboardInterrupt:
         interrupted = True
         print("\ninterrupted: stopping the job", file=out, flush=True)
     finally:
         stopped_at = time.time()
         job.stop()
-    report = write_report(report_dir, app, config, job, timeline, started, stopped_at, interrupted)
+    report = write_report(report_dir, app, config, job, timeline, started, stopped_at, interrupted, drained)
     print(f"done: {report['records_processed']} of {report['records_produced']} records processed, "
           f"{report['duplicates']} duplicates, {len(report['rescales'])} rescales; "
           f"{report_dir / 'report.json'}, {report_dir / 'timeline.png'}", file=out, flush=True)
@@ -74,19 +74,29 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
 
 
 def _loop(job: LocalJob, name: str, config, timeline: Timeline, started: float, duration_s: float,
-          sample_s: float, out: TextIO) -> None:
+          sample_s: float, out: TextIO) -> bool:
+    """Sample and evaluate until the job has finished (True: the load ended and drained) or the drain times out."""
     autoscaler = JobAutoscaler(name, config, metrics=_NoneOnFailure(job.metrics()), realizer=job.realizer(),
                                store=InMemoryStateStore(), events=PrintingEventSink(out), clock=SystemClock())
     next_eval = time.time() + config.evaluation_interval_s
     deadline = started + duration_s + DRAIN_TIMEOUT_S
-    while not job.finished() and time.time() < deadline:
-        sample = {"t": round(time.time() - started, 2), **job.sample()}
-        timeline.samples.append(sample)
-        print(_progress_line(sample), file=out, flush=True)
+    while not job.finished():
+        sample = _sample(job, timeline, started, out)
+        if time.time() >= deadline:
+            return False
         if time.time() >= next_eval:
             next_eval = time.time() + config.evaluation_interval_s
             _evaluate(autoscaler, timeline, started, out)
         time.sleep(max(0.0, sample_s - (time.time() - started - sample["t"])))
+    _sample(job, timeline, started, out)  # the state that ended the run (drained) closes the timeline
+    return True
+
+
+def _sample(job: LocalJob, timeline: Timeline, started: float, out: TextIO) -> dict[str, Any]:
+    sample = {"t": round(time.time() - started, 2), **job.sample()}
+    timeline.samples.append(sample)
+    print(_progress_line(sample), file=out, flush=True)
+    return sample
 
 
 def _evaluate(autoscaler: JobAutoscaler, timeline: Timeline, started: float, out: TextIO) -> None:

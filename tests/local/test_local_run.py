@@ -38,6 +38,7 @@ def test_short_run_scales_out_and_in_exactly_once(tmp_path, capsys):
     report = json.loads((report_dir / "report.json").read_text())
     assert report["records_produced"] > 100_000
     assert report["records_processed"] == report["records_produced"] and report["duplicates"] == 0
+    assert report["drained"] and report["interrupted"] is False
     ups = [r for r in report["rescales"] if r["to"] > r["from"]]
     downs = [r for r in report["rescales"] if r["to"] < r["from"] and r["t"] > ups[0]["t"]] if ups else []
     assert ups, f"no scale-out: {report['decisions']}"

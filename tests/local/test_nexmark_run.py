@@ -21,7 +21,7 @@ def test_nexmark_q5_runs_on_kafka_and_matches_its_batch_answer(tmp_path, capsys)
     log = capsys.readouterr().out
     report = json.loads((report_dir / "report.json").read_text())
     assert report["records_produced"] > 60_000 and report["records_processed"] == report["records_produced"]
-    assert report["missing"] == report["duplicates"] == 0 and report["exactly_once"], report
+    assert report["missing"] == report["duplicates"] == 0 and report["exactly_once"] and report["drained"], report
     assert report["decisions"], report  # the policy evaluated the job (whether it rescales is the policy's call:
     # one executor may carry this step, see docs/benchmarks.md, Spark; the word count's local run tests scaling)
     assert "kafka 127.0.0.1:" in log and "topic nexmark (4 partitions)" in log

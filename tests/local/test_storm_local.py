@@ -20,7 +20,7 @@ def test_storm_run_rebalances_out_and_in_losing_nothing(tmp_path, capsys):
     report = json.loads((report_dir / "report.json").read_text())
     total = json.loads((report_dir / "job" / "state" / "source.json").read_text())["total"]
     assert report["records_produced"] == total > 2000  # the whole load, not cut short
-    assert report["missing"] == 0 and report["records_processed"] == report["records_produced"]
+    assert report["missing"] == 0 and report["records_processed"] == report["records_produced"] and report["drained"]
     assert report["duplicates"] >= 0
 
     def moved(r, sign):
