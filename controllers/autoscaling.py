@@ -9,7 +9,7 @@ override that is realized at the next evaluation (an engine without such a knob 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -85,7 +85,8 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
 
     def report(change, retry_s: float = RETRY_INVALID_S) -> float:
         """Write a status that says why nothing was evaluated; retry later."""
-        kube.update_status(namespace, name, lambda st: schedule_status(change(st), lateness, generation), body=body)
+        kube.update_status(namespace, name, unless_stale(lambda st: schedule_status(change(st), lateness, generation),
+                                                         generation), body=body)
         return retry_s
 
     try:
@@ -124,11 +125,22 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
             evaluated.pop("placement", None)
         return schedule_status(evaluated, lateness, generation)
 
-    written = kube.update_status(namespace, name, change, body=body)
+    written = kube.update_status(namespace, name, unless_stale(change, generation), body=body)
     desired = ((written or {}).get("status") or {}).get("desiredExecutors")
     if desired is not None:  # the dashboard's "desired" line: the same number as status.desiredExecutors
         DESIRED_EXECUTORS.labels(namespace=namespace, streamapp=name).set(desired)
     return config.evaluation_interval_s
+
+
+def unless_stale(change: Callable[[dict[str, Any]], dict[str, Any]], generation: int
+                 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """`change`, unless the status already answers a newer generation of the spec: the spec changed while this
+    evaluation ran (a suspend, a new policy), the reconcile pass has written what the new spec means (phase
+    Suspended), and this verdict about the old spec must not overwrite it (nor take observedGeneration back)."""
+
+    def guarded(fresh: dict[str, Any]) -> dict[str, Any]:
+        return fresh if int(fresh.get("observedGeneration") or 0) > generation else change(fresh)
+    return guarded
 
 
 def _manual_override(autoscaler: JobAutoscaler, job, spec: StreamAppSpec, old: dict[str, Any]) -> Decision | None:

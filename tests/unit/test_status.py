@@ -78,3 +78,17 @@ def test_every_condition_the_writers_set_fits_the_status_schema():
     status = schedule_status(status, Lateness(90.0, 30.0), 1)
     assert {c["type"] for c in status["conditions"]} == set(CONDITION_TYPES)
     StreamAppStatus.model_validate(status)
+
+
+def test_an_evaluation_of_an_older_spec_leaves_the_newer_status_alone():
+    """A suspend while an evaluation runs: the reconcile wrote phase Suspended for generation 3; the evaluation,
+    begun on generation 2, would write Running and take observedGeneration back."""
+    from controllers.autoscaling import unless_stale
+
+    def running(st):
+        return {**st, "phase": "Running", "observedGeneration": 2}
+
+    suspended = {"phase": "Suspended", "observedGeneration": 3}
+    assert unless_stale(running, 2)(dict(suspended)) == suspended
+    assert unless_stale(running, 2)({"phase": "Pending", "observedGeneration": 2})["phase"] == "Running"
+    assert unless_stale(running, 2)({})["phase"] == "Running"  # a new app: nothing written yet
