@@ -14,7 +14,7 @@ import kopf
 from kubernetes.client.rest import ApiException
 
 from controllers import kube
-from controllers.autoscaling import RETRY_INVALID_S, evaluate
+from controllers.autoscaling import RETRY_INVALID_S, evaluate, unless_stale
 from controllers.conditions import get_condition
 from controllers.lanes import Lanes, lanes
 from controllers.lifecycle import reconcile
@@ -172,8 +172,9 @@ def _evaluate(body: dict[str, Any], lateness: Lateness | None) -> float:
         return interval
     except JobUnreachable as err:
         ERRORS.labels(kind="control").inc()
-        kube.update_status(meta["namespace"], meta["name"],
-                           lambda st: unavailable_status(st, "JobUnreachable", str(err), meta.get("generation", 0)))
+        generation = meta.get("generation", 0)
+        kube.update_status(meta["namespace"], meta["name"], unless_stale(
+            lambda st: unavailable_status(st, "JobUnreachable", str(err), generation), generation))
         return RETRY_INVALID_S
     finally:
         DECISION_CPU_SECONDS.observe(time.thread_time() - cpu)
