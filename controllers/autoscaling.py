@@ -9,7 +9,7 @@ override that is realized at the next evaluation (an engine without such a knob 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,7 +20,7 @@ from controllers.placement_step import place
 from controllers.state_store import ConfigMapStateStore
 from controllers.schedule import Lateness
 from controllers.status import (evaluated_status, invalid_status, not_supported_status, schedule_status,
-                                 unavailable_status)
+                                unavailable_status, unless_stale)
 from elastream.api.manifests import describe_errors
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
@@ -130,17 +130,6 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
     if desired is not None:  # the dashboard's "desired" line: the same number as status.desiredExecutors
         DESIRED_EXECUTORS.labels(namespace=namespace, streamapp=name).set(desired)
     return config.evaluation_interval_s
-
-
-def unless_stale(change: Callable[[dict[str, Any]], dict[str, Any]], generation: int
-                 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """`change`, unless the status already answers a newer generation of the spec: the spec changed while this
-    evaluation ran (a suspend, a new policy), the reconcile pass has written what the new spec means (phase
-    Suspended), and this verdict about the old spec must not overwrite it (nor take observedGeneration back)."""
-
-    def guarded(fresh: dict[str, Any]) -> dict[str, Any]:
-        return fresh if int(fresh.get("observedGeneration") or 0) > generation else change(fresh)
-    return guarded
 
 
 def _manual_override(autoscaler: JobAutoscaler, job, spec: StreamAppSpec, old: dict[str, Any]) -> Decision | None:

@@ -9,7 +9,7 @@ import kopf
 from pydantic import ValidationError
 
 from controllers import kube
-from controllers.status import invalid_status
+from controllers.status import invalid_status, unless_stale
 from elastream.api.manifests import describe_errors
 from elastream.api.streamapp import StreamAppSpec
 from elastream.engines import engine_for
@@ -45,4 +45,4 @@ def _write(body: dict[str, Any], change: Callable[[dict[str, Any]], dict[str, An
     def with_common(status: dict[str, Any]) -> dict[str, Any]:
         return {**change(status), "selector": selector(meta["name"]), "observedGeneration": generation}
 
-    kube.update_status(meta["namespace"], meta["name"], with_common, body=body)
+    kube.update_status(meta["namespace"], meta["name"], unless_stale(with_common, generation), body=body)

@@ -6,7 +6,7 @@ a cluster and the handlers only write what these return.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from controllers.conditions import get_condition, set_condition
 from controllers.schedule import Lateness
@@ -145,3 +145,15 @@ def schedule_status(old: dict[str, Any], lateness: Lateness | None, generation: 
         conds = set_condition(old.get("conditions") or [], "OnSchedule", True, "OnTime",
                               f"evaluated every evaluationInterval ({interval})", generation)
     return {**old, "conditions": conds}
+
+
+def unless_stale(change: Callable[[dict[str, Any]], dict[str, Any]], generation: int
+                 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """`change`, unless the status already answers a newer generation of the spec: the spec changed while an
+    evaluation (or a reconcile pass) of the older one ran — a suspend, a new policy — and the pass for the newer one
+    has written what it means (phase Suspended); a verdict about the old spec must not overwrite it, nor take
+    observedGeneration back."""
+
+    def guarded(fresh: dict[str, Any]) -> dict[str, Any]:
+        return fresh if int(fresh.get("observedGeneration") or 0) > generation else change(fresh)
+    return guarded

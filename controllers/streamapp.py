@@ -14,7 +14,7 @@ import kopf
 from kubernetes.client.rest import ApiException
 
 from controllers import kube
-from controllers.autoscaling import RETRY_INVALID_S, evaluate, unless_stale
+from controllers.autoscaling import RETRY_INVALID_S, evaluate
 from controllers.conditions import get_condition
 from controllers.lanes import Lanes, lanes
 from controllers.lifecycle import reconcile
@@ -22,7 +22,7 @@ from controllers.metrics import (DECISION_CPU_SECONDS, DESIRED_EXECUTORS, ERRORS
                                  EVALUATION_SECONDS, EVALUATIONS, LATE_EVALUATIONS)
 from controllers.schedule import Lateness, Schedule
 from controllers.sharding import in_shard
-from controllers.status import unavailable_status
+from controllers.status import unavailable_status, unless_stale
 from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
 

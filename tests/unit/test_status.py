@@ -83,7 +83,7 @@ def test_every_condition_the_writers_set_fits_the_status_schema():
 def test_an_evaluation_of_an_older_spec_leaves_the_newer_status_alone():
     """A suspend while an evaluation runs: the reconcile wrote phase Suspended for generation 3; the evaluation,
     begun on generation 2, would write Running and take observedGeneration back."""
-    from controllers.autoscaling import unless_stale
+    from controllers.status import unless_stale
 
     def running(st):
         return {**st, "phase": "Running", "observedGeneration": 2}
