@@ -19,8 +19,8 @@ from controllers.metrics import DECISIONS, DESIRED_EXECUTORS
 from controllers.placement_step import place
 from controllers.state_store import ConfigMapStateStore
 from controllers.schedule import Lateness
-from controllers.status import (evaluated_status, invalid_status, not_supported_status, schedule_status,
-                                unavailable_status, unless_stale)
+from controllers.status import (evaluated_status, evaluation_write, invalid_status, not_supported_status,
+                                schedule_status, unavailable_status)
 from elastream.api.manifests import describe_errors
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.streamapp import StreamAppSpec
@@ -85,8 +85,8 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
 
     def report(change, retry_s: float = RETRY_INVALID_S) -> float:
         """Write a status that says why nothing was evaluated; retry later."""
-        kube.update_status(namespace, name, unless_stale(lambda st: schedule_status(change(st), lateness, generation),
-                                                         generation), body=body)
+        write = evaluation_write(lambda st: schedule_status(change(st), lateness, generation), generation)
+        kube.update_status(namespace, name, write, body=body)
         return retry_s
 
     try:
@@ -125,7 +125,7 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
             evaluated.pop("placement", None)
         return schedule_status(evaluated, lateness, generation)
 
-    written = kube.update_status(namespace, name, unless_stale(change, generation), body=body)
+    written = kube.update_status(namespace, name, evaluation_write(change, generation), body=body)
     desired = ((written or {}).get("status") or {}).get("desiredExecutors")
     if desired is not None:  # the dashboard's "desired" line: the same number as status.desiredExecutors
         DESIRED_EXECUTORS.labels(namespace=namespace, streamapp=name).set(desired)

@@ -149,11 +149,27 @@ def schedule_status(old: dict[str, Any], lateness: Lateness | None, generation: 
 
 def unless_stale(change: Callable[[dict[str, Any]], dict[str, Any]], generation: int
                  ) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """`change`, unless the status already answers a newer generation of the spec: the spec changed while an
-    evaluation (or a reconcile pass) of the older one ran — a suspend, a new policy — and the pass for the newer one
-    has written what it means (phase Suspended); a verdict about the old spec must not overwrite it, nor take
-    observedGeneration back."""
+    """A reconcile pass's `change`, unless the status already answers a newer generation of the spec: the pass
+    worked on a snapshot older than what the pass for the newer spec has written, and must not overwrite it."""
 
     def guarded(fresh: dict[str, Any]) -> dict[str, Any]:
         return fresh if int(fresh.get("observedGeneration") or 0) > generation else change(fresh)
+    return guarded
+
+
+def evaluation_write(change: Callable[[dict[str, Any]], dict[str, Any]], generation: int
+                     ) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """An evaluation's `change`, minding that the spec may have moved on while it ran. A suspend: the reconcile has
+    stopped the job and written phase Suspended, and this verdict about the running job is dropped (it would turn
+    the phase back to Running). Anything else — often the operator's own spec.replicas write, made by this very
+    evaluation before it rescales — does not void the verdict, but observedGeneration is not taken back."""
+
+    def guarded(fresh: dict[str, Any]) -> dict[str, Any]:
+        seen = int(fresh.get("observedGeneration") or 0)
+        if seen > generation and fresh.get("phase") == "Suspended":
+            return fresh
+        new = change(fresh)
+        if seen > generation:
+            new["observedGeneration"] = seen
+        return new
     return guarded

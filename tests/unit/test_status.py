@@ -80,15 +80,37 @@ def test_every_condition_the_writers_set_fits_the_status_schema():
     StreamAppStatus.model_validate(status)
 
 
-def test_an_evaluation_of_an_older_spec_leaves_the_newer_status_alone():
+def test_an_evaluation_begun_before_a_suspend_leaves_the_suspended_status_alone():
     """A suspend while an evaluation runs: the reconcile wrote phase Suspended for generation 3; the evaluation,
     begun on generation 2, would write Running and take observedGeneration back."""
-    from controllers.status import unless_stale
+    from controllers.status import evaluation_write
 
     def running(st):
         return {**st, "phase": "Running", "observedGeneration": 2}
 
     suspended = {"phase": "Suspended", "observedGeneration": 3}
-    assert unless_stale(running, 2)(dict(suspended)) == suspended
-    assert unless_stale(running, 2)({"phase": "Pending", "observedGeneration": 2})["phase"] == "Running"
-    assert unless_stale(running, 2)({})["phase"] == "Running"  # a new app: nothing written yet
+    assert evaluation_write(running, 2)(dict(suspended)) == suspended
+    assert evaluation_write(running, 2)({"phase": "Pending", "observedGeneration": 2})["phase"] == "Running"
+    assert evaluation_write(running, 2)({})["phase"] == "Running"  # a new app: nothing written yet
+
+
+def test_an_evaluation_that_wrote_spec_replicas_still_reports_its_rescale():
+    """The Spark engine writes spec.replicas before it rescales: the generation moves on during the evaluation and
+    the reconcile of it writes observedGeneration 3 first. The rescale is still reported; the generation stays 3."""
+    from controllers.status import evaluation_write
+
+    def scaled(st):
+        return {**st, "phase": "Scaling", "desiredExecutors": 3, "observedGeneration": 2}
+
+    written = evaluation_write(scaled, 2)({"phase": "Running", "observedGeneration": 3})
+    assert written["phase"] == "Scaling" and written["desiredExecutors"] == 3 and written["observedGeneration"] == 3
+
+
+def test_a_reconcile_pass_over_an_older_snapshot_writes_nothing():
+    from controllers.status import unless_stale
+
+    def pending(st):
+        return {**st, "phase": "Pending", "observedGeneration": 2}
+
+    assert unless_stale(pending, 2)({"phase": "Suspended", "observedGeneration": 3})["phase"] == "Suspended"
+    assert unless_stale(pending, 3)({"phase": "Suspended", "observedGeneration": 3})["phase"] == "Pending"
