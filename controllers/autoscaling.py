@@ -58,6 +58,13 @@ class ReportingMetricsSource:
         return self.observation
 
 
+def write_evaluation(namespace: str, name: str, change, generation: int,
+                     body: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Every status an evaluation writes goes through here: evaluation_write drops it when the app was suspended
+    while the evaluation ran, and keeps observedGeneration from going back."""
+    return kube.update_status(namespace, name, evaluation_write(change, generation), body=body)
+
+
 def resolve_policy(namespace: str, spec: StreamAppSpec) -> ElasticityPolicySpec:
     if spec.policy is not None:
         return spec.policy
@@ -85,8 +92,8 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
 
     def report(change, retry_s: float = RETRY_INVALID_S) -> float:
         """Write a status that says why nothing was evaluated; retry later."""
-        write = evaluation_write(lambda st: schedule_status(change(st), lateness, generation), generation)
-        kube.update_status(namespace, name, write, body=body)
+        write_evaluation(namespace, name, lambda st: schedule_status(change(st), lateness, generation), generation,
+                         body)
         return retry_s
 
     try:
@@ -125,7 +132,7 @@ def evaluate(body: dict[str, Any], lateness: Lateness | None = None) -> float:
             evaluated.pop("placement", None)
         return schedule_status(evaluated, lateness, generation)
 
-    written = kube.update_status(namespace, name, evaluation_write(change, generation), body=body)
+    written = write_evaluation(namespace, name, change, generation, body)
     desired = ((written or {}).get("status") or {}).get("desiredExecutors")
     if desired is not None:  # the dashboard's "desired" line: the same number as status.desiredExecutors
         DESIRED_EXECUTORS.labels(namespace=namespace, streamapp=name).set(desired)

@@ -14,7 +14,7 @@ import kopf
 from kubernetes.client.rest import ApiException
 
 from controllers import kube
-from controllers.autoscaling import RETRY_INVALID_S, evaluate
+from controllers.autoscaling import RETRY_INVALID_S, evaluate, write_evaluation
 from controllers.conditions import get_condition
 from controllers.lanes import Lanes, lanes
 from controllers.lifecycle import reconcile
@@ -22,7 +22,7 @@ from controllers.metrics import (DECISION_CPU_SECONDS, DESIRED_EXECUTORS, ERRORS
                                  EVALUATION_SECONDS, EVALUATIONS, LATE_EVALUATIONS)
 from controllers.schedule import Lateness, Schedule
 from controllers.sharding import in_shard
-from controllers.status import evaluation_write, unavailable_status
+from controllers.status import unavailable_status
 from elastream.engines.base import JobUnreachable
 from elastream.api import GROUP, VERSION
 
@@ -173,8 +173,8 @@ def _evaluate(body: dict[str, Any], lateness: Lateness | None) -> float:
     except JobUnreachable as err:
         ERRORS.labels(kind="control").inc()
         generation = meta.get("generation", 0)
-        kube.update_status(meta["namespace"], meta["name"], evaluation_write(
-            lambda st: unavailable_status(st, "JobUnreachable", str(err), generation), generation))
+        write_evaluation(meta["namespace"], meta["name"],
+                         lambda st: unavailable_status(st, "JobUnreachable", str(err), generation), generation)
         return RETRY_INVALID_S
     finally:
         DECISION_CPU_SECONDS.observe(time.thread_time() - cpu)
