@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TextIO
 
 from elasticity.errors import InputError
-from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S, reversals, run
+from elasticity.config import PolicyConfig
+from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S, most_rate_carried, reversals, run
 from elasticity.simulation.scenarios import from_trace, get_scenario
 
 KEYS = ("slo_violation_s", "p99_latency_s", "executor_seconds", "rescales", "rescales_undone", "max_backlog")
@@ -71,6 +72,17 @@ def format_decisions(result) -> str:
     return "\n".join(lines)
 
 
+def format_over_capacity(scenario, cfg, seed=None) -> str:
+    """A line when the load outgrows what the job carries with every stage at its bound (no policy keeps up
+    then: the violation is the bounds', not the policy's), else ""."""
+    most = most_rate_carried(scenario.job_spec(), cfg)
+    peak = float(scenario.arrivals(seed).max())
+    if peak <= most:
+        return ""
+    return (f"  over capacity   the load peaks at {peak:.0f} records/s; at max parallelism {cfg.max_parallelism} "
+            f"(and its key groups) the job carries at most {most:.0f}: no policy can keep up (raise maxParallelism)")
+
+
 def format_references(scenario, result, seed, start: str, long_run: bool = False, config=None) -> str:
     """The run against the oracle (same load, same start) and against the rescale-budget floor: the least a
     foresighted schedule with as many rescales could spend (elasticity/simulation/bounds.py)."""
@@ -116,6 +128,9 @@ def simulate_main(args, config=None) -> int:
                  progress=_progress(f"simulating {scenario.name}", long_run))
     summary = {k: result.summary[k] for k in KEYS}
     print(format_summary(summary, scenario.name, policy, result.latency_target_s))
+    over = format_over_capacity(scenario, config or PolicyConfig(), seed)
+    if over:
+        print(over)
     if policy != "oracle":
         print(format_references(scenario, result, seed, start, long_run, config))
     if getattr(args, "json", None):

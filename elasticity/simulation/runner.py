@@ -13,6 +13,8 @@ from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
 from elasticity.model import Decision
 from elasticity.policies import REGISTRY, Policy
+from elasticity.policies.base import stage_bound
+from elasticity.policies.capacity import effective_parallelism
 from elasticity.simulation.job import SimulatedJob, Timeline
 from elasticity.simulation.oracle import Oracle
 from elasticity.simulation.scenarios import Scenario
@@ -80,6 +82,25 @@ def _reporter(n_steps: int, progress: Callable[[float], None] | None) -> Callabl
     return report
 
 
+def within_bounds(spec, parallelism: list[int], cfg: PolicyConfig) -> dict[str, int]:
+    """Per stage, the parallelism clamped to [min_parallelism, the stage's bound] (stage_bound: the policy's max
+    and the stage's key groups)."""
+    return {s.name: min(max(int(p), cfg.min_parallelism), stage_bound(s.key_groups, cfg))
+            for s, p in zip(spec.stages, parallelism)}
+
+
+def most_rate_carried(spec, cfg: PolicyConfig) -> float:
+    """The job input rate (records/s) the job carries at full speed with every stage at its bound: past it, no
+    policy can keep up."""
+    most, scale = float("inf"), 1.0
+    for s in spec.stages:
+        bound = stage_bound(s.key_groups, cfg)
+        if scale > 0:
+            most = min(most, s.capacity_per_instance * effective_parallelism(bound, s.key_groups) / scale)
+        scale *= s.selectivity
+    return most
+
+
 def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, seed: int | None = None,
         keep_decisions: bool = False, start: str = "as-deployed", agent: Policy | None = None,
         progress: Callable[[float], None] | None = None) -> SimResult:
@@ -99,6 +120,8 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
     if start == "right-sized":
         job.set_initial_parallelism(Oracle(job, cfg.latency_target_s, cfg.max_parallelism,
                                            cfg.min_parallelism).targets(0))
+    else:  # a user deploys within the bounds the job has: a first rate past them starts at the bound
+        job.set_initial_parallelism(within_bounds(spec, job.p, cfg))
     initial = list(job.p)
     report = _reporter(job.n, progress)
     if policy == "oracle":

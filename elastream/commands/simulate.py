@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--start", choices=["as-deployed", "right-sized"], default="as-deployed",
                    help="initial sizing, the same for every policy: each stage at 70%% utilization of the first "
-                   "rate (as-deployed, the default) or the oracle's first-step parallelism (right-sized)")
+                   "rate, within its bounds (as-deployed, the default) or the oracle's first-step parallelism (right-sized)")
     p.add_argument("--json", metavar="FILE", help="write the summary as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
     p.add_argument("--decisions", action="store_true",

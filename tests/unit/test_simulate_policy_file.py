@@ -33,14 +33,17 @@ def test_the_policys_settings_drive_the_simulation(tmp_path, capsys):
     assert "policy tight is in advisor mode: simulated as auto" in out
     assert "scenario step · policy ds2" in out and "above the 2 s target" in out
     assert int(out.split("rescales")[1].split()[0]) >= 1  # advisor mode would never have rescaled
-    assert "clamped 20→12 to [1, 12]" in out  # the policy's bounds cap what ds2 asks for
+    # the policy's bounds cap the job: it starts within them (as deployed, enrich would take 20) and stays there
+    assert "(8→10 12→12 12→12)" in out
+    assert "over capacity   the load peaks at" in out and "at max parallelism 12" in out
 
 
 def test_a_streamapp_runs_with_the_policy_it_references_and_the_apps_bounds(capsys):
     assert main(["simulate", "--scenario", "step", "--policy-file", str(EXAMPLE), "--decisions"]) == 0
     out = capsys.readouterr().out
     assert "settings of policy latency-10s (StreamApp/wordcount)" in out and "above the 10 s target" in out
-    assert "to [1, 2]" in out  # its executors' range (1..2) caps what the policy asks for
+    # its executors' range (1..2) bounds the job: it starts at 2 a stage, which cannot carry the step's load
+    assert "at max parallelism 2 (and its key groups) the job carries at most 300" in out
 
 
 def test_an_explicit_policy_overrides_the_files_algorithm(tmp_path, capsys):

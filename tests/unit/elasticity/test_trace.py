@@ -177,3 +177,26 @@ def test_a_floor_on_blocks_says_so_and_is_no_higher(tmp_path, capsys, monkeypatc
     assert coarse.endswith(f"could spend (a floor on {-(-intervals // 10)}-interval blocks)")
     # a coarser floor is lower: the run is then a larger multiple of it
     assert float(coarse.split("×")[0]) >= float(exact.split("×")[0])
+
+
+# --- a load past what the bounds carry ----------------------------------------------------------------------
+def test_a_first_rate_past_the_bounds_starts_the_job_at_them_and_says_no_policy_keeps_up(tmp_path, capsys):
+    trace = tmp_path / "huge.csv"
+    trace.write_text("time,rate\n0,1e9\n120,1e9\n")
+    args = argparse.Namespace(scenario=None, trace=str(trace), policy="elastream", seed=0, json=None, plot=None)
+    assert cli.simulate_main(args) == 0
+    out = capsys.readouterr().out
+    # the 'enrich' stage: 150 records/s an instance, 64 instances over 360 key groups carry as 60 do
+    assert "over capacity   the load peaks at 1000000000 records/s; at max parallelism 64" in out
+    assert "carries at most 9000" in out
+    scenario = cli.from_trace(str(trace))
+    result = run(scenario, "static", seed=0)
+    assert result.initial_parallelism == [64, 64, 64]  # 70 % of 1e9 would be millions of instances
+
+
+def test_a_load_within_the_bounds_gets_no_capacity_line(tmp_path, capsys):
+    trace = tmp_path / "small.csv"
+    trace.write_text("time,rate\n0,100\n120,300\n")
+    args = argparse.Namespace(scenario=None, trace=str(trace), policy="ds2", seed=0, json=None, plot=None)
+    assert cli.simulate_main(args) == 0
+    assert "over capacity" not in capsys.readouterr().out
