@@ -38,11 +38,12 @@ def share_of_ds2(results: dict) -> dict[str, int]:
 
 
 def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_builtin: bool = True,
-              policies=POLICIES, progress=None, jobs: int = 1, config: PolicyConfig | None = None
-              ) -> tuple[dict, dict]:
-    """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios and the built-ins."""
-    scenarios = suite(seeds, families)
-    if with_builtin:
+              policies=POLICIES, progress=None, jobs: int = 1, config: PolicyConfig | None = None,
+              scale: float = 1.0) -> tuple[dict, dict]:
+    """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios (their loads × scale) and,
+    at scale 1, the built-ins."""
+    scenarios = suite(seeds, families, scale)
+    if with_builtin and scale == 1.0:
         scenarios.update(builtin())
     floors: dict[str, Any] = {}
     return (run_all(scenarios, policies=policies, progress=progress, floors=floors, jobs=jobs, budgets=share_of_ds2,
@@ -128,12 +129,17 @@ def aggregate(results: dict, families: dict, floors: dict | None = None) -> dict
     }
 
 
-def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float) -> str:
-    lines = [f"## Elasticity, broad suite — load families over many seeds ({seeds_name} seeds)", "",
-             f"Made by `elastream bench elasticity --suite broad --seeds {seeds_name}` on "
+def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float,
+             scale: float = 1.0) -> str:
+    at_scale = "" if scale == 1.0 else f", loads × {scale:g}"
+    with_builtin = ("plus the built-in scenarios" if scale == 1.0 else
+                    f"every load × {scale:g} (the same shapes, run by a job sized for that magnitude; no built-ins)")
+    lines = [f"## Elasticity, broad suite — load families over many seeds ({seeds_name} seeds{at_scale})", "",
+             f"Made by `elastream bench elasticity --suite broad --seeds {seeds_name}"
+             f"{'' if scale == 1.0 else f' --scale {scale:g}'}` on "
              f"{time.strftime('%Y-%m-%d')} ({elapsed_s:.0f} s). Families (elasticity/simulation/families.py), each "
              f"drawn from the {seeds_name} seeds {', '.join(map(str, seeds))} (defaults are chosen on the tuning "
-             f"seeds {', '.join(map(str, TUNING_SEEDS))} only), plus the built-in scenarios; every policy with the same "
+             f"seeds {', '.join(map(str, TUNING_SEEDS))} only), {with_builtin}; every policy with the same "
              "`PolicyConfig()`. Per family, sums over its seeds: SLO-violation seconds, executor-seconds over the "
              "oracle's (× oracle) and over the rescale-budget floor at the policy's own rescale count (× floor), "
              "rescales (– where no schedule within that many rescales keeps up), and of them those that reversed the "
@@ -223,11 +229,12 @@ def bench_main(args) -> int:
         print("a run with --set: docs/benchmarks.md is left as it is (its tables use the defaults)", flush=True)
         args.no_docs = True
     t0 = time.perf_counter()
+    scale = getattr(args, "scale", None) or 1.0
     results, floors = run_suite(seeds, policies=policies, progress=lambda m: print(m, flush=True),
-                                jobs=getattr(args, "jobs", 1), config=config)
+                                jobs=getattr(args, "jobs", 1), config=config, scale=scale)
     families = by_family(results, floors)
     agg = aggregate(results, families, floors)
-    md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0)
+    md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0, scale)
     if config is not None:
         md = md.replace("every policy with the same `PolicyConfig()`",
                         f"every policy with the same PolicyConfig, set: {', '.join(args.set)}", 1)

@@ -7,6 +7,7 @@ each scenario's noise comes from its seed.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -129,9 +130,20 @@ FAMILIES: dict[str, Callable[[int], Scenario]] = {
 }
 
 
-def suite(seeds: tuple[int, ...] = REPORTING_SEEDS, families: list[str] | None = None) -> dict[str, Scenario]:
-    """{NAME: scenario}, one per family and seed, named FAMILY-SEED."""
-    return {sc.name: sc for fam in (families or FAMILIES) for sc in (FAMILIES[fam](s) for s in seeds)}
+def suite(seeds: tuple[int, ...] = REPORTING_SEEDS, families: list[str] | None = None,
+          scale: float = 1.0) -> dict[str, Scenario]:
+    """{NAME: scenario}, one per family and seed, named FAMILY-SEED; `scale` multiplies every load (its magnitude:
+    the same shapes at a tenth of the rate are run by jobs of a few instances, where rounding weighs more)."""
+    drawn = (FAMILIES[fam](s) for fam in (families or FAMILIES) for s in seeds)
+    return {sc.name: (sc if scale == 1.0 else scaled(sc, scale)) for sc in drawn}
+
+
+def scaled(sc: Scenario, factor: float) -> Scenario:
+    """The scenario with its load × factor (same name, shape, noise and seed; the job sized for the new first rate)."""
+    if not factor > 0:
+        raise ValueError(f"a load scale must be > 0, got {factor}")
+    load = sc.load
+    return dataclasses.replace(sc, load=lambda t: factor * load(t), description=f"{sc.description} (× {factor:g})")
 
 
 def family_of(name: str) -> str:

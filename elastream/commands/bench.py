@@ -28,6 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --suite broad, for tuning: run every policy with this PolicyConfig knob set "
                    "(elasticity/config.py; repeatable, e.g. --set elastream_min_saving=0.25); leaves "
                    "docs/benchmarks.md as it is")
+    e.add_argument("--scale", type=_load_scale, metavar="F",
+                   help="with --suite broad: every family's load × F (default 1): the same shapes at another "
+                   "magnitude, run by a job sized for it (at 0.2 a stage has a few instances); no built-ins unless "
+                   "1; its table is a section of its own in docs/benchmarks.md")
     e.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -218,15 +222,27 @@ def _experiment_list(value: str) -> str:
     return text
 
 
+def _load_scale(value: str) -> float:
+    """--scale: a positive factor, at most 10 (past that the families' peaks outgrow the default bounds)."""
+    try:
+        f = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, e.g. 0.2; got {value!r}") from None
+    if not 0 < f <= 10:
+        raise argparse.ArgumentTypeError(f"a load scale must be > 0 and at most 10; got {value!r}")
+    return f
+
+
 def _run_elasticity(args: argparse.Namespace) -> int:
-    for option in ("seeds", "policies", "set"):
+    for option in ("seeds", "policies", "set", "scale"):
         if getattr(args, option, None) and getattr(args, "suite", "main") != "broad":
             print(f"error: --{option} is the broad suite's: give it with --suite broad")
             return 2
     if getattr(args, "suite", "main") == "broad":
         args.seeds = args.seeds or "reporting"
         from elasticity.broad_suite import bench_main
-        section = f"elasticity-broad-{args.seeds}"
+        scale = getattr(args, "scale", None) or 1.0
+        section = f"elasticity-broad-{args.seeds}" + ("" if scale == 1.0 else f"-x{scale:g}")
     else:
         from elasticity.benchmark import bench_main
         section = "elasticity"

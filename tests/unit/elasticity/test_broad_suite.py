@@ -168,3 +168,26 @@ def test_set_gives_every_policy_a_tuned_config_and_names_a_bad_setting(capsys):
     assert "--set is the broad suite's" in capsys.readouterr().out
     assert main(["bench", "elasticity", "--suite", "broad", "--set", "nope=1", "--no-docs"]) == 2
     assert "--set: nope" in capsys.readouterr().err
+
+
+def test_scale_runs_the_same_shapes_at_another_magnitude_with_a_job_sized_for_it(capsys):
+    from elasticity.broad_suite import markdown
+    from elastream.cli import main
+
+    plain, small = suite((3,), ["web-day"])["web-day-3"], suite((3,), ["web-day"], scale=0.2)["web-day-3"]
+    t = plain.times()
+    assert np.allclose(small.load(t), 0.2 * plain.load(t)) and small.seed == plain.seed
+    assert np.allclose(small.arrivals(), 0.2 * plain.arrivals())  # the same noise, relative to the load
+    first = [s.initial_parallelism for s in plain.job_spec().stages]
+    assert [s.initial_parallelism for s in small.job_spec().stages] < first  # sized for its own first rate
+    assert small.description.endswith("(× 0.2)")
+    md = markdown({}, {"median_run_x_oracle": {}, "elastream_rescales_over_ds2": 0,
+                       "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, scale=0.2)
+    assert "(tuning seeds, loads × 0.2)" in md and "--seeds tuning --scale 0.2`" in md and "no built-ins" in md
+    # the CLI refuses a scale that is not a positive number, or without the broad suite
+    for bad in ("0", "-1", "x", "11"):
+        with pytest.raises(SystemExit):
+            main(["bench", "elasticity", "--suite", "broad", "--scale", bad, "--no-docs"])
+        assert "--scale" in capsys.readouterr().err
+    assert main(["bench", "elasticity", "--scale", "0.5", "--no-docs"]) == 2
+    assert "--scale is the broad suite's" in capsys.readouterr().out
