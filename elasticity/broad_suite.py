@@ -24,7 +24,7 @@ from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
 from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
 from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S
-from elasticity.simulation.scenarios import builtin
+from elasticity.simulation.scenarios import builtin, with_latency_model
 
 SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS, "check": CHECK_SEEDS}
 RESCALE_SHARE = 0.6  # issue 14: elastream makes at most this share of ds2's rescales
@@ -39,12 +39,13 @@ def share_of_ds2(results: dict) -> dict[str, int]:
 
 def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_builtin: bool = True,
               policies=POLICIES, progress=None, jobs: int = 1, config: PolicyConfig | None = None,
-              scale: float = 1.0) -> tuple[dict, dict]:
+              scale: float = 1.0, latency_model: str = "stationary") -> tuple[dict, dict]:
     """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios (their loads × scale) and,
-    at scale 1, the built-ins."""
+    at scale 1, the built-ins; every job's queueing delay as `latency_model` (JobSpec)."""
     scenarios = suite(seeds, families, scale)
     if with_builtin and scale == 1.0:
         scenarios.update(builtin())
+    scenarios = {n: with_latency_model(sc, latency_model) for n, sc in scenarios.items()}
     floors: dict[str, Any] = {}
     return (run_all(scenarios, policies=policies, progress=progress, floors=floors, jobs=jobs, budgets=share_of_ds2,
                     within=MEDIAN_TARGET, config=config), floors)
@@ -230,11 +231,18 @@ def bench_main(args) -> int:
         args.no_docs = True
     t0 = time.perf_counter()
     scale = getattr(args, "scale", None) or 1.0
+    model = getattr(args, "latency_model", None) or "stationary"
+    if model != "stationary" and not getattr(args, "no_docs", False):
+        print(f"a run with the {model} latency model: docs/benchmarks.md is left as it is", flush=True)
+        args.no_docs = True
     results, floors = run_suite(seeds, policies=policies, progress=lambda m: print(m, flush=True),
-                                jobs=getattr(args, "jobs", 1), config=config, scale=scale)
+                                jobs=getattr(args, "jobs", 1), config=config, scale=scale, latency_model=model)
     families = by_family(results, floors)
     agg = aggregate(results, families, floors)
     md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0, scale)
+    if model != "stationary":
+        md = md.replace("(elasticity/simulation/families.py)", f"(elasticity/simulation/families.py; {model} latency "
+                        "model)", 1)
     if config is not None:
         md = md.replace("every policy with the same `PolicyConfig()`",
                         f"every policy with the same PolicyConfig, set: {', '.join(args.set)}", 1)

@@ -37,6 +37,7 @@ from elasticity.model import JobObservation, StageMetrics
 from elasticity.policies.capacity import effective_parallelism
 
 LN2, LN100 = math.log(2.0), math.log(100.0)
+LATENCY_MODELS = ("stationary", "transient")
 
 
 @dataclass
@@ -75,6 +76,10 @@ class JobSpec:
     warmup_s: float = 30.0
     warmup_capacity: float = 0.3
     capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
+    # how a record-at-a-time stage's queueing delay follows its load (`queueing_delay`): "stationary" — the M/M/1
+    # sojourn at this step's utilization, as if it had lasted; "transient" — the mean queue of each instance
+    # follows the load over the queue's relaxation time (pointwise stationary fluid flow approximation)
+    latency_model: str = "stationary"
 
 
 @dataclass
@@ -129,6 +134,9 @@ class SimulatedJob:
             latency_p50=np.zeros(self.n),
             latency_p99=np.zeros(self.n),
         )
+        if spec.latency_model not in LATENCY_MODELS:
+            raise ValueError(f"unknown latency model {spec.latency_model!r}; valid: {', '.join(LATENCY_MODELS)}")
+        self.in_queue: list[float | None] = [None] * S  # transient model: mean records in one instance's M/M/1 queue
         self._inflow = np.zeros((self.n, S))
         self._full = np.zeros((self.n, S))  # records/s all instances could do if balanced (busy denominator)
         self.rescales = 0
@@ -182,7 +190,7 @@ class SimulatedJob:
                 l99 += self.base[i] + 0.99 * wait + batch
             else:
                 drain = q / nominal if nominal > 0 else 0.0
-                soj = 1.0 / (mu * (1.0 - rho))
+                soj = self._sojourn(i, mu, rho, dt)
                 lm += self.base[i] + drain + soj
                 l50 += self.base[i] + drain + LN2 * soj
                 l99 += self.base[i] + drain + LN100 * soj
@@ -191,6 +199,24 @@ class SimulatedJob:
         self.tl.latency_p50[k] = l50 + rest
         self.tl.latency_p99[k] = l99 + rest
         self.k += 1
+
+    def _sojourn(self, i: int, mu: float, rho: float, dt: float) -> float:
+        """Mean seconds a record spends in one instance of stage i (an M/M/1 queue at utilization rho, service rate
+        mu): 1 / (mu (1 − rho)) when stationary; with the transient model, (1 + x) / mu where x, the mean number in
+        the instance, follows dx/dt = λ − mu x / (1 + x) (implicit Euler: stable at any step), so a second or two at
+        rho 0.99 — a catch-up after a pause — adds what it queues, not the minutes-long steady state."""
+        if self.spec.latency_model == "stationary":
+            return 1.0 / (mu * (1.0 - rho))
+        x = self.in_queue[i]
+        if x is None:  # the job starts in its steady state
+            x = rho / (1.0 - rho)
+        else:
+            lam = rho * mu
+            b = 1.0 - x - dt * lam + dt * mu
+            c = x + dt * lam
+            x = 0.5 * (-b + math.sqrt(b * b + 4.0 * c))
+        self.in_queue[i] = x
+        return (1.0 + x) / mu
 
     def _batch_duration(self, i: int, queued: float, working: float) -> float:
         """Seconds micro-batch stage i takes to read and process `queued` records on `working` instances' worth."""

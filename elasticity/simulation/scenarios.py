@@ -5,6 +5,7 @@ rate at 70 % utilization. Key groups (max parallelism) are 360 per stage (a high
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -121,6 +122,13 @@ def get_scenario(name: str) -> Scenario:
         return FAMILIES[family](int(name.rpartition("-")[2]))
     raise InputError(f"unknown scenario {name!r}; valid: {', '.join(sc)}, or a family drawn from a seed as "
                      f"FAMILY-SEED (e.g. {next(iter(FAMILIES))}-3) with FAMILY one of {', '.join(FAMILIES)}")
+
+
+def with_latency_model(sc: Scenario, model: str) -> Scenario:
+    """The scenario with its job's queueing delay modelled as `model` (JobSpec.latency_model)."""
+    if model == sc.job_spec().latency_model:
+        return sc
+    return dataclasses.replace(sc, job=dataclasses.replace(sc.job_spec(), latency_model=model))
 
 
 def from_trace(path: str, noise_sd: float = 0.0) -> Scenario:

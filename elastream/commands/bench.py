@@ -32,6 +32,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --suite broad: every family's load × F (default 1): the same shapes at another "
                    "magnitude, run by a job sized for it (at 0.2 a stage has a few instances); no built-ins unless "
                    "1; its table is a section of its own in docs/benchmarks.md")
+    e.add_argument("--latency-model", choices=["stationary", "transient"],
+                   help="with --suite broad: how the simulated jobs' queueing delay follows the load (default "
+                   "stationary: the M/M/1 sojourn at each second's utilization; transient: the queue follows the load "
+                   "over its relaxation time, so a short overload costs what it queues); transient leaves "
+                   "docs/benchmarks.md as it is")
     e.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -234,9 +239,9 @@ def _load_scale(value: str) -> float:
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:
-    for option in ("seeds", "policies", "set", "scale"):
+    for option in ("seeds", "policies", "set", "scale", "latency_model"):
         if getattr(args, option, None) and getattr(args, "suite", "main") != "broad":
-            print(f"error: --{option} is the broad suite's: give it with --suite broad")
+            print(f"error: --{option.replace('_', '-')} is the broad suite's: give it with --suite broad")
             return 2
     if getattr(args, "suite", "main") == "broad":
         args.seeds = args.seeds or "reporting"

@@ -191,3 +191,16 @@ def test_scale_runs_the_same_shapes_at_another_magnitude_with_a_job_sized_for_it
         assert "--scale" in capsys.readouterr().err
     assert main(["bench", "elasticity", "--scale", "0.5", "--no-docs"]) == 2
     assert "--scale is the broad suite's" in capsys.readouterr().out
+
+
+def test_the_latency_model_reaches_every_run_of_the_suite_and_leaves_the_docs_alone(capsys):
+    from elasticity.broad_suite import run_suite
+    from elastream.cli import main
+
+    plain, _ = run_suite((0,), ["step-down-up"], with_builtin=False, policies=("ds2", "elastream", "oracle"))
+    fluid, _ = run_suite((0,), ["step-down-up"], with_builtin=False, policies=("ds2", "elastream", "oracle"),
+                         latency_model="transient")
+    # the same load and the same capacity: a different latency, so different verdicts can follow
+    assert plain["step-down-up-0"]["ds2"]["p99_latency_s"] != fluid["step-down-up-0"]["ds2"]["p99_latency_s"]
+    assert main(["bench", "elasticity", "--latency-model", "transient", "--no-docs"]) == 2
+    assert "--latency-model is the broad suite's" in capsys.readouterr().out

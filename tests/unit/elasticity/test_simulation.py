@@ -95,6 +95,40 @@ def test_job_key_group_skew_and_pause():
     assert job.tl.processed[11, 0] > 450
 
 
+def _p99s(model: str, rates: list[float]) -> np.ndarray:
+    spec = JobSpec("q", [StageSpec("a", service_rate=100.0, initial_parallelism=1)], capacity_noise=0.0,
+                   latency_model=model)
+    job = SimulatedJob(spec, np.array(rates))
+    for _ in rates:
+        job.step()
+    return job.tl.latency_p99
+
+
+def test_the_transient_latency_model_prices_a_short_overload_at_what_it_queues():
+    # steady at 90 % of one 100-records/s instance, two seconds at 150 %, steady again
+    rates = [90.0] * 100 + [150.0] * 2 + [90.0] * 300
+    stationary, transient = _p99s("stationary", rates), _p99s("transient", rates)
+    assert transient[50] == pytest.approx(stationary[50])  # a steady state is the M/M/1 one either way
+    assert transient[-1] == pytest.approx(stationary[-1], rel=1e-3)  # and the queue relaxes back to it
+    # the stationary model adds ρ 0.99's steady sojourn (ln 100 / (100 × 0.01) = 4.6 s) for the two seconds;
+    # the transient one what two seconds at the capacity add to the queue
+    assert stationary[100:102].min() > 5.0 and transient[100:102].max() < 2.5
+    assert transient[100:102].max() > transient[50] + 0.5  # it does cost latency
+
+
+def test_a_lasting_high_load_reaches_the_steady_sojourn_in_the_transient_model_too():
+    rates = [50.0] * 20 + [97.0] * 3000
+    stationary, transient = _p99s("stationary", rates), _p99s("transient", rates)
+    assert transient[20] < 0.35 * stationary[20] and transient[25] < 0.7 * stationary[25]  # the queue builds up
+    assert np.all(np.diff(transient[20:]) >= -1e-12)  # steadily
+    assert transient[-1] == pytest.approx(stationary[-1], rel=0.02)
+
+
+def test_an_unknown_latency_model_is_refused():
+    with pytest.raises(ValueError, match="unknown latency model 'mm1'; valid: stationary, transient"):
+        _p99s("mm1", [1.0, 1.0])
+
+
 def test_oracle_meets_the_target_with_the_least_resources():
     sc = Scenario("t", "", 1200.0, L.step(1000, 2500, 600), noise_sd=0.05, seed=1)
     o = run(sc, "oracle").summary
