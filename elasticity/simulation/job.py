@@ -76,7 +76,7 @@ class JobSpec:
     warmup_s: float = 30.0
     warmup_capacity: float = 0.3
     capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
-    # how a record-at-a-time stage's queueing delay follows its load (`queueing_delay`): "stationary" — the M/M/1
+    # how a record-at-a-time stage's queueing delay follows its load (SimulatedJob._sojourn): "stationary" — the M/M/1
     # sojourn at this step's utilization, as if it had lasted; "transient" — the mean queue of each instance
     # follows the load over the queue's relaxation time (pointwise stationary fluid flow approximation)
     latency_model: str = "stationary"
