@@ -12,11 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from nexmark import events as ev
+from spark_apps.nexmark_params import (EURO_PER_MILLE_DOLLAR, Q2_MODULUS, Q3_CATEGORY, Q3_STATES, Q5_SIZE_MS,
+                                       Q5_SLIDE_MS, Q8_WINDOW_MS, WATERMARK_MS)
 
 QUERIES = ("q1", "q2", "q3", "q5", "q8")
-# the constants of spark_apps.nexmark, restated (this module imports no Spark)
-WATERMARK_MS, Q5_SIZE_MS, Q5_SLIDE_MS, Q8_WINDOW_MS = 5_000, 10_000, 2_000, 10_000
-Q2_MODULUS, Q3_STATES, Q3_CATEGORY, EURO_PER_MILLE_DOLLAR = 123, ("OR", "ID", "CA"), 10, 908
 COLUMNS = {
     "q1": ("n", "auction", "bidder", "price", "dateTime"),
     "q2": ("n", "auction", "price"),

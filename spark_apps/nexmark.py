@@ -19,13 +19,18 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType
 
-WATERMARK = "5 seconds"  # events are written in time order round-robin over the partitions: far more than their skew
-Q5_SIZE, Q5_SLIDE = "10 seconds", "2 seconds"
-Q8_WINDOW = "10 seconds"
-Q2_MODULUS = 123
-Q3_STATES = ("OR", "ID", "CA")
-Q3_CATEGORY = 10
-EURO_PER_MILLE_DOLLAR = 908
+from spark_apps.nexmark_params import (EURO_PER_MILLE_DOLLAR, Q2_MODULUS, Q3_CATEGORY, Q3_STATES, Q5_SIZE_MS,
+                                       Q5_SLIDE_MS, Q8_WINDOW_MS, WATERMARK_MS)
+
+
+def _interval(ms: int) -> str:
+    """A Spark interval string for a duration in milliseconds ("5 seconds")."""
+    return f"{ms // 1000} seconds" if ms % 1000 == 0 else f"{ms} milliseconds"
+
+
+WATERMARK = _interval(WATERMARK_MS)
+Q5_SIZE, Q5_SLIDE = _interval(Q5_SIZE_MS), _interval(Q5_SLIDE_MS)
+Q8_WINDOW = _interval(Q8_WINDOW_MS)
 
 
 def _struct(fields: str) -> StructType:
