@@ -131,14 +131,15 @@ def aggregate(results: dict, families: dict, floors: dict | None = None) -> dict
 
 
 def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float,
-             scale: float = 1.0) -> str:
+             scale: float = 1.0, latency_model: str = "stationary") -> str:
+    model = "" if latency_model == "stationary" else f"; {latency_model} latency model"
     at_scale = "" if scale == 1.0 else f", loads × {scale:g}"
     with_builtin = ("plus the built-in scenarios" if scale == 1.0 else
                     f"every load × {scale:g} (the same shapes, run by a job sized for that magnitude; no built-ins)")
     lines = [f"## Elasticity, broad suite — load families over many seeds ({seeds_name} seeds{at_scale})", "",
              f"Made by `elastream bench elasticity --suite broad --seeds {seeds_name}"
              f"{'' if scale == 1.0 else f' --scale {scale:g}'}` on "
-             f"{time.strftime('%Y-%m-%d')} ({elapsed_s:.0f} s). Families (elasticity/simulation/families.py), each "
+             f"{time.strftime('%Y-%m-%d')} ({elapsed_s:.0f} s). Families (elasticity/simulation/families.py{model}), each "
              f"drawn from the {seeds_name} seeds {', '.join(map(str, seeds))} (defaults are chosen on the tuning "
              f"seeds {', '.join(map(str, TUNING_SEEDS))} only), {with_builtin}; every policy with the same "
              "`PolicyConfig()`. Per family, sums over its seeds: SLO-violation seconds, executor-seconds over the "
@@ -239,10 +240,7 @@ def bench_main(args) -> int:
                                 jobs=getattr(args, "jobs", 1), config=config, scale=scale, latency_model=model)
     families = by_family(results, floors)
     agg = aggregate(results, families, floors)
-    md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0, scale)
-    if model != "stationary":
-        md = md.replace("(elasticity/simulation/families.py)", f"(elasticity/simulation/families.py; {model} latency "
-                        "model)", 1)
+    md = markdown(families, agg, seeds_name, seeds, time.perf_counter() - t0, scale, model)
     if config is not None:
         md = md.replace("every policy with the same `PolicyConfig()`",
                         f"every policy with the same PolicyConfig, set: {', '.join(args.set)}", 1)

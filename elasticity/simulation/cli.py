@@ -72,11 +72,11 @@ def format_decisions(result) -> str:
     return "\n".join(lines)
 
 
-def format_over_capacity(scenario, cfg, seed=None) -> str:
-    """A line when the load outgrows what the job carries with every stage at its bound (no policy keeps up
+def format_over_capacity(scenario, result, cfg) -> str:
+    """A line when the run's load outgrows what the job carries with every stage at its bound (no policy keeps up
     then: the violation is the bounds', not the policy's), else ""."""
     most = most_rate_carried(scenario.job_spec(), cfg)
-    peak = float(scenario.arrivals(seed).max())
+    peak = float(result.timeline.arrivals.max())
     if peak <= most:
         return ""
     return (f"  over capacity   the load peaks at {peak:.0f} records/s; at max parallelism {cfg.max_parallelism} "
@@ -128,7 +128,7 @@ def simulate_main(args, config=None) -> int:
                  progress=_progress(f"simulating {scenario.name}", long_run))
     summary = {k: result.summary[k] for k in KEYS}
     print(format_summary(summary, scenario.name, policy, result.latency_target_s))
-    over = format_over_capacity(scenario, config or PolicyConfig(), seed)
+    over = format_over_capacity(scenario, result, config or PolicyConfig())
     if over:
         print(over)
     if policy != "oracle":

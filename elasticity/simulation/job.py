@@ -76,9 +76,10 @@ class JobSpec:
     warmup_s: float = 30.0
     warmup_capacity: float = 0.3
     capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
-    # how a record-at-a-time stage's queueing delay follows its load (SimulatedJob._sojourn): "stationary" — the M/M/1
-    # sojourn at this step's utilization, as if it had lasted; "transient" — the mean queue of each instance
-    # follows the load over the queue's relaxation time (pointwise stationary fluid flow approximation)
+    # how a record-at-a-time stage's queueing delay follows its load (SimulatedJob._transient_sojourn):
+    # "stationary" — the M/M/1 sojourn at this step's utilization, as if it had lasted; "transient" — the mean
+    # queue of each instance follows the load over the queue's relaxation time (pointwise stationary fluid flow
+    # approximation)
     latency_model: str = "stationary"
 
 
@@ -136,6 +137,7 @@ class SimulatedJob:
         )
         if spec.latency_model not in LATENCY_MODELS:
             raise ValueError(f"unknown latency model {spec.latency_model!r}; valid: {', '.join(LATENCY_MODELS)}")
+        self.transient = spec.latency_model == "transient"
         self.in_queue: list[float | None] = [None] * S  # transient model: mean records in one instance's M/M/1 queue
         self._inflow = np.zeros((self.n, S))
         self._full = np.zeros((self.n, S))  # records/s all instances could do if balanced (busy denominator)
@@ -190,7 +192,7 @@ class SimulatedJob:
                 l99 += self.base[i] + 0.99 * wait + batch
             else:
                 drain = q / nominal if nominal > 0 else 0.0
-                soj = self._sojourn(i, mu, rho, dt)
+                soj = self._transient_sojourn(i, mu, rho, dt) if self.transient else 1.0 / (mu * (1.0 - rho))
                 lm += self.base[i] + drain + soj
                 l50 += self.base[i] + drain + LN2 * soj
                 l99 += self.base[i] + drain + LN100 * soj
@@ -200,13 +202,12 @@ class SimulatedJob:
         self.tl.latency_p99[k] = l99 + rest
         self.k += 1
 
-    def _sojourn(self, i: int, mu: float, rho: float, dt: float) -> float:
+    def _transient_sojourn(self, i: int, mu: float, rho: float, dt: float) -> float:
         """Mean seconds a record spends in one instance of stage i (an M/M/1 queue at utilization rho, service rate
-        mu): 1 / (mu (1 − rho)) when stationary; with the transient model, (1 + x) / mu where x, the mean number in
-        the instance, follows dx/dt = λ − mu x / (1 + x) (implicit Euler: stable at any step), so a second or two at
-        rho 0.99 — a catch-up after a pause — adds what it queues, not the minutes-long steady state."""
-        if self.spec.latency_model == "stationary":
-            return 1.0 / (mu * (1.0 - rho))
+        mu) with the transient model: (1 + x) / mu where x, the mean number in the instance, follows
+        dx/dt = λ − mu x / (1 + x) (implicit Euler: stable at any step), so a second or two at rho 0.99 — a catch-up
+        after a pause — adds what it queues, not the minutes-long steady state 1 / (mu (1 − rho)) the stationary
+        model charges at once."""
         x = self.in_queue[i]
         if x is None:  # the job starts in its steady state
             x = rho / (1.0 - rho)

@@ -184,6 +184,10 @@ def test_scale_runs_the_same_shapes_at_another_magnitude_with_a_job_sized_for_it
     md = markdown({}, {"median_run_x_oracle": {}, "elastream_rescales_over_ds2": 0,
                        "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, scale=0.2)
     assert "(tuning seeds, loads × 0.2)" in md and "--seeds tuning --scale 0.2`" in md and "no built-ins" in md
+    assert "(elasticity/simulation/families.py)" in md  # the default model goes unsaid
+    fluid = markdown({}, {"median_run_x_oracle": {}, "elastream_rescales_over_ds2": 0,
+                          "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, latency_model="transient")
+    assert "(elasticity/simulation/families.py; transient latency model)" in fluid
     # the CLI refuses a scale that is not a positive number, or without the broad suite
     for bad in ("0", "-1", "x", "11"):
         with pytest.raises(SystemExit):
