@@ -128,10 +128,8 @@ def training_episodes(seeds: int, families: list[str] | None = None, seed_base: 
 # --- reward -----------------------------------------------------------------------------------------------
 def mean_need(job: JobSpec, arrivals: np.ndarray) -> float:
     """Executors the load needs at 100 % busy, averaged over the episode (the unit of executor cost)."""
-    need, share = 0.0, 1.0
-    for st in job.stages:
-        need += share * float(np.mean(arrivals)) / st.capacity_per_instance
-        share *= st.selectivity
+    rate = float(np.mean(arrivals))
+    need = sum(share * rate / st.capacity_per_instance for st, share in zip(job.stages, job.input_shares()))
     return max(need, 1e-9)
 
 

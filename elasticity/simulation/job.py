@@ -82,6 +82,14 @@ class JobSpec:
     # approximation)
     latency_model: str = "stationary"
 
+    def input_shares(self) -> list[float]:
+        """Per stage, the records it receives per record into the job (the selectivities of the stages before it)."""
+        shares, share = [], 1.0
+        for s in self.stages:
+            shares.append(share)
+            share *= s.selectivity
+        return shares
+
 
 @dataclass
 class Timeline:

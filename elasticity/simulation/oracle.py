@@ -33,11 +33,7 @@ class Oracle:
         # the job's own capacity model: a micro-batch stage loses its per-batch overhead
         self.rho = [min(0.98, max(0.5, 1.0 - LN100 / (s.capacity_per_instance * budget))) / margin
                     for s in spec.stages]
-        self.scale = []  # stage input per job input record
-        f = 1.0
-        for s in spec.stages:
-            self.scale.append(f)
-            f *= s.selectivity
+        self.scale = spec.input_shares()  # stage input per job input record
         self.L = L
         self.caps = []  # capacity table per stage: caps[i][p] for p in 0..max
         for s in spec.stages:

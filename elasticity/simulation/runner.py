@@ -92,13 +92,8 @@ def within_bounds(spec, parallelism: list[int], cfg: PolicyConfig) -> dict[str, 
 def most_rate_carried(spec, cfg: PolicyConfig) -> float:
     """The job input rate (records/s) the job carries at full speed with every stage at its bound: past it, no
     policy can keep up."""
-    most, scale = float("inf"), 1.0
-    for s in spec.stages:
-        bound = stage_bound(s.key_groups, cfg)
-        if scale > 0:
-            most = min(most, s.capacity_per_instance * effective_parallelism(bound, s.key_groups) / scale)
-        scale *= s.selectivity
-    return most
+    return min((s.capacity_per_instance * effective_parallelism(stage_bound(s.key_groups, cfg), s.key_groups) / share
+                for s, share in zip(spec.stages, spec.input_shares()) if share > 0), default=float("inf"))
 
 
 def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, seed: int | None = None,
