@@ -23,6 +23,7 @@ from elasticity.benchmark import run_all
 from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
 from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+from elasticity.simulation.job import DEFAULT_LATENCY_MODEL
 from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S
 from elasticity.simulation.scenarios import builtin, with_latency_model
 
@@ -39,7 +40,7 @@ def share_of_ds2(results: dict) -> dict[str, int]:
 
 def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_builtin: bool = True,
               policies=POLICIES, progress=None, jobs: int = 1, config: PolicyConfig | None = None,
-              scale: float = 1.0, latency_model: str = "stationary") -> tuple[dict, dict]:
+              scale: float = 1.0, latency_model: str = DEFAULT_LATENCY_MODEL) -> tuple[dict, dict]:
     """({NAME: {POLICY: summary}}, {NAME: rescale floors}) over the families' scenarios (their loads × scale) and,
     at scale 1, the built-ins; every job's queueing delay as `latency_model` (JobSpec)."""
     scenarios = suite(seeds, families, scale)
@@ -131,8 +132,8 @@ def aggregate(results: dict, families: dict, floors: dict | None = None) -> dict
 
 
 def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float,
-             scale: float = 1.0, latency_model: str = "stationary") -> str:
-    model = "" if latency_model == "stationary" else f"; {latency_model} latency model"
+             scale: float = 1.0, latency_model: str = DEFAULT_LATENCY_MODEL) -> str:
+    model = "" if latency_model == DEFAULT_LATENCY_MODEL else f"; {latency_model} latency model"
     at_scale = "" if scale == 1.0 else f", loads × {scale:g}"
     with_builtin = ("plus the built-in scenarios" if scale == 1.0 else
                     f"every load × {scale:g} (the same shapes, run by a job sized for that magnitude; no built-ins)")
@@ -232,8 +233,8 @@ def bench_main(args) -> int:
         args.no_docs = True
     t0 = time.perf_counter()
     scale = getattr(args, "scale", None) or 1.0
-    model = getattr(args, "latency_model", None) or "stationary"
-    if model != "stationary" and not getattr(args, "no_docs", False):
+    model = getattr(args, "latency_model", None) or DEFAULT_LATENCY_MODEL
+    if model != DEFAULT_LATENCY_MODEL and not getattr(args, "no_docs", False):
         print(f"a run with the {model} latency model: docs/benchmarks.md is left as it is", flush=True)
         args.no_docs = True
     results, floors = run_suite(seeds, policies=policies, progress=lambda m: print(m, flush=True),

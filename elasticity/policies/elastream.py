@@ -338,17 +338,17 @@ class ElastreamPolicy:
         return hot
 
     def _can_wait(self, obs: JobObservation, look: "Outlook", cfg) -> str:
-        """Why a scale-out the forecast calls for may wait for the next evaluation (item 16), or "". Never on a
-        rising trend: acting ahead of it is the point (waiting on a ramp scales out nearer saturation, where the
-        rescale's pause and warm-up cost latency). Otherwise while the load expected by the time instances added
-        at the next evaluation would carry stays under the ceiling, or the rate measured now stays under the
-        scale-out threshold (only its noise band is over it)."""
-        if any(fc.slope_ > 0 for fc in look.forecasts.values()):
-            return ""
+        """Why a scale-out the forecast calls for may wait for the next evaluation (item 16), or "": while the load
+        expected — its trend included — by the time instances added at the next evaluation would carry stays under
+        the ceiling; or, with no rising trend, while the rate measured now stays under the scale-out threshold (only
+        its noise band is over it). On a rising trend the first test alone: a ramp then scales out one evaluation
+        before it reaches the ceiling, not two horizons ahead of it, and the scale-out sizes for the trend anyway."""
         horizon = cfg.evaluation_interval_s + cfg.restart_time_s  # when instances added at the next one would carry
         if not self._hot_stages(obs, look.rates(obs, horizon), look.u_max, look, cfg):
             return (f"steady: a scale-out can wait: the load expected within {horizon:.0f}s stays under "
                     f"{look.u_max:.0%} of capacity")
+        if any(fc.slope_ > 0 for fc in look.forecasts.values()):
+            return ""
         if not self._hot_stages(obs, look.now, look.u_up, look, cfg):
             return (f"steady: a scale-out can wait: the rate now is under {look.u_up:.0%} of capacity and shows no "
                     f"trend (only its noise band is over; the next evaluation sees whether it holds)")

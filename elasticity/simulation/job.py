@@ -38,6 +38,7 @@ from elasticity.policies.capacity import effective_parallelism
 
 LN2, LN100 = math.log(2.0), math.log(100.0)
 LATENCY_MODELS = ("stationary", "transient")
+DEFAULT_LATENCY_MODEL = "transient"
 
 
 @dataclass
@@ -77,10 +78,10 @@ class JobSpec:
     warmup_capacity: float = 0.3
     capacity_noise: float = 0.02  # per-step multiplicative std of every stage's capacity
     # how a record-at-a-time stage's queueing delay follows its load (SimulatedJob._transient_sojourn):
-    # "stationary" — the M/M/1 sojourn at this step's utilization, as if it had lasted; "transient" — the mean
-    # queue of each instance follows the load over the queue's relaxation time (pointwise stationary fluid flow
-    # approximation)
-    latency_model: str = "stationary"
+    # "transient" (the default since 2026-11-27) — the mean queue of each instance follows the load over the
+    # queue's relaxation time (pointwise stationary fluid flow approximation); "stationary" — the M/M/1 sojourn at
+    # this step's utilization, as if it had lasted (a second's overload priced as minutes of it)
+    latency_model: str = DEFAULT_LATENCY_MODEL
 
     def input_shares(self) -> list[float]:
         """Per stage, the records it receives per record into the job (the selectivities of the stages before it)."""

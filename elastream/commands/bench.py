@@ -34,9 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "1; its table is a section of its own in docs/benchmarks.md")
     e.add_argument("--latency-model", choices=["stationary", "transient"],
                    help="with --suite broad: how the simulated jobs' queueing delay follows the load (default "
-                   "stationary: the M/M/1 sojourn at each second's utilization; transient: the queue follows the load "
-                   "over its relaxation time, so a short overload costs what it queues); transient leaves "
-                   "docs/benchmarks.md as it is")
+                   "transient: each instance's queue follows the load over its relaxation time, so a short overload "
+                   "costs what it queues; stationary: the M/M/1 sojourn at each second's utilization, as if it had "
+                   "lasted — the model before 2026-11-27); stationary leaves docs/benchmarks.md as it is")
     e.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", metavar="FILE", help="also write the results as JSON")

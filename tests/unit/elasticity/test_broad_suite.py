@@ -185,9 +185,9 @@ def test_scale_runs_the_same_shapes_at_another_magnitude_with_a_job_sized_for_it
                        "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, scale=0.2)
     assert "(tuning seeds, loads × 0.2)" in md and "--seeds tuning --scale 0.2`" in md and "no built-ins" in md
     assert "(elasticity/simulation/families.py)" in md  # the default model goes unsaid
-    fluid = markdown({}, {"median_run_x_oracle": {}, "elastream_rescales_over_ds2": 0,
-                          "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, latency_model="transient")
-    assert "(elasticity/simulation/families.py; transient latency model)" in fluid
+    stationary = markdown({}, {"median_run_x_oracle": {}, "elastream_rescales_over_ds2": 0,
+                          "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, latency_model="stationary")
+    assert "(elasticity/simulation/families.py; stationary latency model)" in stationary
     # the CLI refuses a scale that is not a positive number, or without the broad suite
     for bad in ("0", "-1", "x", "11"):
         with pytest.raises(SystemExit):
@@ -202,9 +202,9 @@ def test_the_latency_model_reaches_every_run_of_the_suite_and_leaves_the_docs_al
     from elastream.cli import main
 
     plain, _ = run_suite((0,), ["step-down-up"], with_builtin=False, policies=("ds2", "elastream", "oracle"))
-    fluid, _ = run_suite((0,), ["step-down-up"], with_builtin=False, policies=("ds2", "elastream", "oracle"),
-                         latency_model="transient")
+    stationary, _ = run_suite((0,), ["step-down-up"], with_builtin=False, policies=("ds2", "elastream", "oracle"),
+                         latency_model="stationary")
     # the same load and the same capacity: a different latency, so different verdicts can follow
-    assert plain["step-down-up-0"]["ds2"]["p99_latency_s"] != fluid["step-down-up-0"]["ds2"]["p99_latency_s"]
-    assert main(["bench", "elasticity", "--latency-model", "transient", "--no-docs"]) == 2
+    assert plain["step-down-up-0"]["ds2"]["p99_latency_s"] != stationary["step-down-up-0"]["ds2"]["p99_latency_s"]
+    assert main(["bench", "elasticity", "--latency-model", "stationary", "--no-docs"]) == 2
     assert "--latency-model is the broad suite's" in capsys.readouterr().out

@@ -1,6 +1,7 @@
 """elastream's item 16 (issue 14): with no rising trend, a scale-out only the forecast's noise band calls for waits
 for the next evaluation — a burst that never overloads the job is not worth two rescales — while a load over the
-threshold now, or a rising trend, still scales out at once."""
+threshold now scales out at once; on a rising trend, a scale-out waits only while the load the trend brings by the
+time instances added at the next evaluation would carry stays under the ceiling."""
 import numpy as np
 
 from elasticity.config import PolicyConfig
@@ -39,8 +40,18 @@ def test_a_load_over_the_threshold_now_scales_out_at_once():
     assert burst.targets["src"] > 4, burst.reason
 
 
-def test_a_rising_trend_scales_out_ahead_of_the_load():
-    ramp = [1000.0 + 0.3 * 30.0 * i for i in range(50)]  # +0.3/s: 1441/s at the end, 1621/s ten minutes on
+def test_a_rising_trend_scales_out_one_evaluation_before_it_reaches_the_ceiling():
+    ramp = [1000.0 + 0.3 * 30.0 * i for i in range(59)]  # +0.3/s, no noise
+    ceiling = 0.95 * 4 * PER_INSTANCE  # 1520/s
+    # at 1441/s the trend brings 1459/s within the next 60 s: the next evaluation can still act in time
+    early = _last(PolicyConfig(), ramp[:50])
+    assert early.targets["src"] == 4 and "can wait" in early.reason, early.reason
+    assert ramp[49] + 0.3 * 60.0 < ceiling
+    # at 1522/s it would not: the scale-out comes now and sizes for the trend two horizons on, not for the rate now
     ahead = _last(PolicyConfig(), ramp)
-    assert ramp[-1] < 0.975 * 4 * PER_INSTANCE  # not over the threshold now
-    assert ahead.targets["src"] > 4, ahead.reason
+    assert ramp[-1] < 0.975 * 4 * PER_INSTANCE  # not over the scale-out threshold now
+    assert ahead.targets["src"] == 5, ahead.reason  # 1522 + 0.3 × 1200 = 1882/s at 95 %: 5 instances
+    assert "scale out" in ahead.reason
+    # without item 16 the trend scales out ten minutes ahead, at 1441/s
+    eager = _last(PolicyConfig(elastream_wait_for_load=False), ramp[:50])
+    assert eager.targets["src"] > 4, eager.reason
