@@ -68,17 +68,17 @@ class PolicyConfig(BaseModel):
     elastream_noise_z: float = Field(2.5, ge=0)  # headroom = z × std of the rate residuals
     elastream_forecast: bool = True
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
-    # scale down only to save ≥ this share of instances (0.23: chosen on the tuning seeds, docs/elasticity.md defaults)
-    elastream_min_saving: float = Field(0.23, ge=0, lt=1)
+    # scale down only to save ≥ this share of instances (0.27: chosen on seeds 0-9, docs/elasticity.md defaults)
+    elastream_min_saving: float = Field(0.27, ge=0, lt=1)
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
     elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
     # a scale-in is "confident" when the forecast has enough points, no upward trend and the lower parallelism
     # carries the forecast's upper band; it then waits this long instead of the default scale-down delay
     # (only while scale_down_delay_s is unset)
     elastream_confident_scale_down_delay_s: float = Field(120.0, ge=0)
-    # a downstream stage carries at least this share of what its upstream stages can emit at full speed
-    # (the catch-up burst after a pause or a queue at the source), so overload queues at the cheap source
-    elastream_burst_coverage: float = Field(1.05, ge=0, le=2)
+    # a downstream stage carries at least this × what its upstream stages are planned to pass on (their need,
+    # not their rounded-up capacity): spare capacity to drain a burst's queue through the whole pipeline
+    elastream_burst_coverage: float = Field(1.1, ge=0, le=2)
     # per-instance capacity by regression of busy fraction on per-instance processed rate (intercept = fixed
     # per-batch overhead): robust to micro-batch engines whose busy fraction does not fall with the load
     elastream_capacity_regression: bool = True
@@ -88,7 +88,10 @@ class PolicyConfig(BaseModel):
     elastream_burst_min_excess: float = Field(0.05, ge=0)  # smaller excursions are the noise headroom's
     # a backlog worth more than the latency target (a surge, a long pause) is planned to drain within this instead
     # of catch_up_duration_s: every second it lasts is an SLO violation
-    elastream_slo_catch_up_s: float = Field(60.0, gt=0)
+    elastream_slo_catch_up_s: float = Field(30.0, gt=0)
+    # ... adding at most this × the stage's rate (a crowd's queue of minutes is drained more slowly, not by a job
+    # several times the size, held as long as the crowd)
+    elastream_slo_drain_share: float = Field(0.5, gt=0)
     # a scale-out may follow the last rescale after this long (not the stabilization window) when that rescale
     # left a queue past the backlog tolerance that still grows: it was too small (a step read half-way); 0 = off
     elastream_follow_up_s: float = Field(90.0, ge=0)

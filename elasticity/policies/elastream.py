@@ -62,13 +62,17 @@ from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratio
 from elasticity.policies.rates import StageRates, target_rates
 
 
-def catch_up_s(backlog: float | None, rate: float, cfg) -> float:
-    """Seconds a plan gives the backlog to drain: DS2's catch-up duration, but a backlog that alone breaks the
-    latency target (a surge, a long pause) gets `elastream_slo_catch_up_s` — every second it lasts is a
-    violation, and the extra instances are scaled in once the load is known."""
-    if rate > 0 and float(backlog or 0) / rate > cfg.latency_target_s:
-        return min(cfg.catch_up_duration_s, cfg.elastream_slo_catch_up_s)
-    return cfg.catch_up_duration_s
+def drain_rate(backlog: float | None, rate: float, cfg) -> float:
+    """Records/s a plan adds to drain a stage's backlog: DS2's backlog / catch-up duration; a backlog that alone
+    breaks the latency target (a surge, a step back up, a long pause) drains within `elastream_slo_catch_up_s` —
+    every second it lasts is a violation, and the extra instances are scaled in once the load is known — but adds
+    at most `elastream_slo_drain_share` × the rate: a flash crowd's queue of minutes would otherwise ask for several
+    times the job, held as long as the crowd."""
+    queued = float(backlog or 0.0)
+    steady = queued / cfg.catch_up_duration_s
+    if rate > 0 and queued / rate > cfg.latency_target_s:
+        return max(steady, min(queued / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share * rate))
+    return steady
 
 
 class ElastreamPolicy:
@@ -169,29 +173,29 @@ class ElastreamPolicy:
     def _plan(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float,
               lo_of, hi_of, floor_of=None, pause_s: float = 0.0, queued_of=None) -> dict[str, int]:
         """The least parallelism per stage (topological order) that carries its planned rate at u_max plus
-        its backlog within the catch-up duration and the backlog the rescale's own pause (pause_s) leaves
-        within `elastream_slo_catch_up_s`, and at least `elastream_burst_coverage` of what its upstream
-        stages can emit at full speed with their planned parallelism."""
+        its backlog's drain (`drain_rate`) and the backlog the rescale's own pause (pause_s) leaves within
+        `elastream_slo_catch_up_s`, and at least `elastream_burst_coverage` × what its upstream stages are planned
+        to pass on (their own need: rate, headroom and drain — not their rounded-up capacity)."""
         plan: dict[str, int] = {}
-        full_out: dict[str, float] = {}  # records/s a stage emits at full speed with its planned parallelism
+        planned_out: dict[str, float] = {}  # records/s a stage is planned to carry, times its selectivity
         for s in obs.stages:
             K = s.max_parallelism
             m = caps[s.name].value
             rate = rates[s.name].target_input_rate
             queued = queued_of(s) if queued_of is not None else float(s.backlog or 0)
-            need = (rate / u_max + queued / catch_up_s(queued, rate, cfg)
-                    + rate * pause_s / cfg.elastream_slo_catch_up_s)
-            ups = [u for u in s.upstream if u in full_out]
+            stall = rate * min(pause_s / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share)
+            need = rate / u_max + drain_rate(queued, rate, cfg) + stall
+            ups = [u for u in s.upstream if u in planned_out]
+            pushed = sum(planned_out[u] for u in ups)
             if ups and cfg.elastream_burst_coverage > 0:
-                need = max(need, cfg.elastream_burst_coverage * sum(full_out[u] for u in ups))
+                need = max(need, cfg.elastream_burst_coverage * pushed)
             lo, hi = lo_of(s), hi_of(s)
             if floor_of is not None:
                 lo = max(lo, min(floor_of(s), hi))
-            p = least_parallelism(need, m, K, lo, hi) if m > 0 else int(s.parallelism)
-            plan[s.name] = p
-            # the most it can emit: its capacity, or what its upstream stages can push through it if less
-            most_in = sum(full_out[u] for u in ups) if ups else math.inf
-            full_out[s.name] = min(m * effective_parallelism(p, K), most_in) * rates[s.name].selectivity
+            plan[s.name] = least_parallelism(need, m, K, lo, hi) if m > 0 else int(s.parallelism)
+            # covering the need, not the rounded-up capacity: on a small job a source needing 1.2 instances runs 2,
+            # and covering those sized every stage after it for 1.7 × the load
+            planned_out[s.name] = min(need, pushed if ups else math.inf) * rates[s.name].selectivity
         return plan
 
     # --- one evaluation ---------------------------------------------------------------------------------------
@@ -340,15 +344,18 @@ class ElastreamPolicy:
     def _can_wait(self, obs: JobObservation, look: "Outlook", cfg) -> str:
         """Why a scale-out the forecast calls for may wait for the next evaluation (item 16), or "": while the load
         expected — its trend included — by the time instances added at the next evaluation would carry stays under
-        the ceiling; or, with no rising trend, while the rate measured now stays under the scale-out threshold (only
-        its noise band is over it). On a rising trend the first test alone: a ramp then scales out one evaluation
-        before it reaches the ceiling, not two horizons ahead of it, and the scale-out sizes for the trend anyway."""
+        the ceiling; or, with no rising trend and a p99 within half the latency target, while the rate measured now
+        stays under the scale-out threshold (only its noise band is over it). On a rising trend the first test
+        alone: a ramp then scales out one evaluation before it reaches the ceiling, not two horizons ahead of it,
+        and the scale-out sizes for the trend anyway."""
         horizon = cfg.evaluation_interval_s + cfg.restart_time_s  # when instances added at the next one would carry
         if not self._hot_stages(obs, look.rates(obs, horizon), look.u_max, look, cfg):
             return (f"steady: a scale-out can wait: the load expected within {horizon:.0f}s stays under "
                     f"{look.u_max:.0%} of capacity")
         if any(fc.slope_ > 0 for fc in look.forecasts.values()):
             return ""
+        if obs.latency_p99_s is not None and obs.latency_p99_s > 0.5 * cfg.latency_target_s:
+            return ""  # the noise band is already reaching the latency: the job runs at its edge
         if not self._hot_stages(obs, look.now, look.u_up, look, cfg):
             return (f"steady: a scale-out can wait: the rate now is under {look.u_up:.0%} of capacity and shows no "
                     f"trend (only its noise band is over; the next evaluation sees whether it holds)")

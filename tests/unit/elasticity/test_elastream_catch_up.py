@@ -1,19 +1,31 @@
-"""elastream drains a backlog that alone breaks the latency target within elastream_slo_catch_up_s."""
+"""elastream drains a backlog that alone breaks the latency target within elastream_slo_catch_up_s, adding at most
+elastream_slo_drain_share × the rate."""
 import pytest
 
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import PolicyContext
-from elasticity.policies.elastream import ElastreamPolicy, catch_up_s
+from elasticity.policies.elastream import ElastreamPolicy, drain_rate
 from tests.unit.elasticity.helpers import obs, stage
 
 
-def test_catch_up_is_short_only_for_a_backlog_worth_more_than_the_latency_target():
+def test_the_drain_is_fast_only_for_a_backlog_worth_more_than_the_latency_target():
     cfg = PolicyConfig(latency_target_s=5.0, catch_up_duration_s=300.0, elastream_slo_catch_up_s=60.0)
-    assert catch_up_s(4_000.0, 1000.0, cfg) == 300.0  # 4 s of input: within the target
-    assert catch_up_s(6_000.0, 1000.0, cfg) == 60.0  # 6 s: every second it lasts is a violation
-    assert catch_up_s(None, 1000.0, cfg) == 300.0
-    assert catch_up_s(6_000.0, 0.0, cfg) == 300.0
-    assert catch_up_s(6_000.0, 1000.0, cfg.model_copy(update={"elastream_slo_catch_up_s": 900.0})) == 300.0
+    assert drain_rate(4_000.0, 1000.0, cfg) == pytest.approx(4_000.0 / 300)  # 4 s of input: within the target
+    assert drain_rate(6_000.0, 1000.0, cfg) == pytest.approx(100.0)  # 6 s: every second it lasts is a violation
+    assert drain_rate(None, 1000.0, cfg) == 0.0
+    assert drain_rate(6_000.0, 0.0, cfg) == pytest.approx(20.0)
+    assert drain_rate(6_000.0, 1000.0, cfg.model_copy(update={"elastream_slo_catch_up_s": 900.0})) == 20.0
+
+
+def test_a_crowds_queue_drains_at_most_at_the_drain_share_of_the_rate():
+    cfg = PolicyConfig(latency_target_s=5.0, catch_up_duration_s=300.0, elastream_slo_catch_up_s=30.0,
+                       elastream_slo_drain_share=0.5)
+    assert drain_rate(12_000.0, 1000.0, cfg) == pytest.approx(400.0)  # 12 s of input: within 30 s
+    # 100 s of input: within 30 s would be 3.3 × the rate; half the rate instead (200 s to drain) ...
+    assert drain_rate(100_000.0, 1000.0, cfg) == pytest.approx(500.0)
+    # ... never slower than the usual catch-up duration (300 s)
+    slow = cfg.model_copy(update={"elastream_slo_drain_share": 0.1})
+    assert drain_rate(100_000.0, 1000.0, slow) == pytest.approx(100_000.0 / 300)
 
 
 @pytest.mark.parametrize("slo_catch_up, lead, expected", [(60.0, 0.0, 13), (300.0, 0.0, 12), (60.0, 30.0, 15)])
