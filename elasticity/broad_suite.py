@@ -22,12 +22,14 @@ from pydantic import ValidationError
 from elasticity.benchmark import run_all
 from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
-from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+from elasticity.simulation.families import (CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, WIDE_TUNING_SEEDS,
+                                             family_of, suite)
 from elasticity.simulation.job import DEFAULT_LATENCY_MODEL
 from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S
 from elasticity.simulation.scenarios import builtin, with_latency_model
 
-SEED_SETS = {"tuning": TUNING_SEEDS, "reporting": REPORTING_SEEDS, "check": CHECK_SEEDS}
+SEED_SETS = {"tuning": TUNING_SEEDS, "tuning-wide": WIDE_TUNING_SEEDS, "reporting": REPORTING_SEEDS,
+             "check": CHECK_SEEDS}
 RESCALE_SHARE = 0.6  # issue 14: elastream makes at most this share of ds2's rescales
 MEDIAN_TARGET = 1.25  # issue 14: the median run costs at most this × the oracle
 SHARE_OF_DS2 = f"{RESCALE_SHARE} × ds2"  # the floors' label for that rescale count
@@ -131,6 +133,17 @@ def aggregate(results: dict, families: dict, floors: dict | None = None) -> dict
     }
 
 
+def _ranges(seeds: tuple[int, ...]) -> str:
+    """Seeds as runs of consecutive numbers: (0, 1, 2, 3, 30, 31) → "0-3, 30-31"."""
+    runs: list[list[int]] = []
+    for s in seeds:
+        if runs and s == runs[-1][-1] + 1:
+            runs[-1].append(s)
+        else:
+            runs.append([s])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
 def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float,
              scale: float = 1.0, latency_model: str = DEFAULT_LATENCY_MODEL) -> str:
     model = "" if latency_model == DEFAULT_LATENCY_MODEL else f"; {latency_model} latency model"
@@ -141,8 +154,9 @@ def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...],
              f"Made by `elastream bench elasticity --suite broad --seeds {seeds_name}"
              f"{'' if scale == 1.0 else f' --scale {scale:g}'}` on "
              f"{time.strftime('%Y-%m-%d')} ({elapsed_s:.0f} s). Families (elasticity/simulation/families.py{model}), each "
-             f"drawn from the {seeds_name} seeds {', '.join(map(str, seeds))} (defaults are chosen on the tuning "
-             f"seeds {', '.join(map(str, TUNING_SEEDS))} only), {with_builtin}; every policy with the same "
+             f"drawn from the {seeds_name} seeds {', '.join(map(str, seeds))} (defaults are chosen on tuning seeds "
+             f"only: {_ranges(TUNING_SEEDS)}, and {_ranges(WIDE_TUNING_SEEDS)} to weigh them), {with_builtin}; "
+             "every policy with the same "
              "`PolicyConfig()`. Per family, sums over its seeds: SLO-violation seconds, executor-seconds over the "
              "oracle's (× oracle) and over the rescale-budget floor at the policy's own rescale count (× floor), "
              "rescales (– where no schedule within that many rescales keeps up), and of them those that reversed the "

@@ -17,10 +17,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="main: the built-in scenarios (default); broad: parameterised load families (flash crowds, "
                         "sawtooth ramps, a compressed week, a web-like day, slow growth, on/off bursts, rare "
                         "spikes, a step down and back up) over many seeds, plus the built-ins, judged per family")
-    e.add_argument("--seeds", choices=["reporting", "tuning", "check"],
+    e.add_argument("--seeds", choices=["reporting", "tuning", "tuning-wide", "check"],
                    help="with --suite broad: the seeds to draw the families from (default reporting, 100-105; "
-                        "defaults are chosen on the tuning seeds, 0-3, only; check: 10-29, a wider sample no default "
-                        "was chosen on either, to read the reporting verdicts' spread)")
+                        "defaults are chosen on tuning seeds only: tuning, 0-3, quick, and tuning-wide, 0-9 and 30-49, "
+                        "to weigh them; check: 10-29, a wider sample no default was chosen on either, to read the "
+                        "reporting verdicts' spread)")
     e.add_argument("--policies", metavar="LIST",
                    help="with --suite broad: only these policies, comma-separated (elastream, ds2 and oracle always "
                         "run: the verdicts need them); a partial run leaves docs/benchmarks.md as it is")

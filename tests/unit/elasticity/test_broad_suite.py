@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from elasticity.broad_suite import aggregate, by_family, no_worse
-from elasticity.simulation.families import CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, family_of, suite
+from elasticity.simulation.families import (CHECK_SEEDS, FAMILIES, REPORTING_SEEDS, TUNING_SEEDS, WIDE_TUNING_SEEDS,
+                                             family_of, suite)
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -37,6 +38,9 @@ def test_the_shapes_are_what_their_names_say():
 def test_tuning_and_reporting_seeds_are_apart_and_the_suite_names_each_run():
     assert not set(TUNING_SEEDS) & set(REPORTING_SEEDS)
     assert not set(CHECK_SEEDS) & (set(TUNING_SEEDS) | set(REPORTING_SEEDS)) and len(CHECK_SEEDS) >= 20
+    # the wider tuning sample holds the tuning seeds and none of the others
+    assert set(TUNING_SEEDS) <= set(WIDE_TUNING_SEEDS) and len(WIDE_TUNING_SEEDS) >= 20
+    assert not set(WIDE_TUNING_SEEDS) & (set(CHECK_SEEDS) | set(REPORTING_SEEDS))
     runs = suite((7, 8), ["sawtooth", "rare-spikes"])
     assert sorted(runs) == ["rare-spikes-7", "rare-spikes-8", "sawtooth-7", "sawtooth-8"]
     assert family_of("step") == "step" and family_of("on-off-12") == "on-off"
@@ -185,6 +189,7 @@ def test_scale_runs_the_same_shapes_at_another_magnitude_with_a_job_sized_for_it
                        "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, scale=0.2)
     assert "(tuning seeds, loads × 0.2)" in md and "--seeds tuning --scale 0.2`" in md and "no built-ins" in md
     assert "(elasticity/simulation/families.py)" in md  # the default model goes unsaid
+    assert "defaults are chosen on tuning seeds only: 0-3, and 0-9, 30-49 to weigh them" in md
     stationary = markdown({}, {"median_run_x_oracle": {}, "elastream_rescales_over_ds2": 0,
                           "families_slo_and_cost_le_ds2": []}, "tuning", (0,), 1.0, latency_model="stationary")
     assert "(elasticity/simulation/families.py; stationary latency model)" in stationary
