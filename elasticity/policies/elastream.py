@@ -11,16 +11,17 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
 3. Headroom from the measured noise (z × robust std of the rate around its trend) instead of a fixed target
    utilization; the ceiling `elastream_max_utilization` adapts: lowered when p99 latency misses the target
    with no backlog (queueing), raised back slowly while latency has ample slack.
-4. Burst coverage: a downstream stage carries at least `elastream_burst_coverage` × what its upstream stages can
-   emit at full speed, so overload queues at the cheap source.
+4. Burst coverage: a downstream stage carries at least `elastream_burst_coverage` × what its upstream stages are
+   planned to pass on (their need, not their rounded-up capacity): spare capacity through the whole pipeline to
+   drain a burst's queue.
 5. Hysteresis: scale out only when the planned load would push the current parallelism past the midpoint
    between the ceiling and 100 %; the new parallelism is the least one whose key-group-aware capacity carries
    the plan.
 6. Scale-in: only once the forecast is established, planned at the ceiling minus `elastream_hysteresis`, and only
    when it saves at least `elastream_min_saving` of the instances.
 7. One step for the whole graph: when any stage must scale out, every stage gets what the planned load needs.
-8. Backlog: capacity adds backlog / catch-up duration and the restart cost, as DS2; a backlog that alone
-   breaks the latency target drains within `elastream_slo_catch_up_s` instead.
+8. Backlog: capacity adds backlog / catch-up duration, as DS2; a backlog that alone breaks the latency target
+   drains within `elastream_slo_catch_up_s` instead, adding at most `elastream_slo_drain_share` × the rate.
 9. Bursts: short bursts (×1.4 for minutes) end before anyone may react and the robust noise ignores them, so
    the bursts seen (a rate two scrapes sustained above the median around them) are remembered, decaying over
    `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
@@ -37,11 +38,12 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    was when the scale-out was proposed.
 15. Queue ahead: a scale-out drains the queue as it will be when its instances carry (the queue now plus its growth
    over `elastream_queue_lead_s`), not the queue a half-seen step shows.
-16. Wait for the load (`elastream_wait_for_load`): with no rising trend, a scale-out the forecast calls for waits for
-   the next evaluation while that is soon enough — while the load expected by the time instances added then would
-   carry (evaluation interval + restart time, with its noise band) stays under the ceiling, or the rate measured now
-   stays under the scale-out threshold: a level only its noise band carries over is noise or a burst's, and a burst
-   that never overloads the job is not worth two rescales.
+16. Wait for the load (`elastream_wait_for_load`): a scale-out the forecast calls for waits for the next evaluation
+   while that is soon enough — while the load expected by the time instances added then would carry (evaluation
+   interval + restart time, with its trend and noise band) stays under the ceiling, or, with no rising trend and a
+   p99 within half the target, while the rate measured now stays under the scale-out threshold: a level only its
+   noise band carries over is noise or a burst's, and a burst that never overloads the job is not worth two
+   rescales.
 17. Fall in one step (`elastream_fall_wait_s`, `elastream_fall_gain`): on a falling load (a source's trend down, seen
    over at least half the trend window), a worthwhile scale-in waits while the one the trend promises within 10
    minutes would save at least 1.5 × as much: a daily decline then takes one scale-in, not two.
@@ -152,17 +154,23 @@ class ElastreamPolicy:
     def _stalling_pause(ctx: PolicyContext) -> float:
         """Seconds of input a rescale of this job stalls, when that alone breaks the latency target (a Storm
         rebalance stops the world; a Spark executor joins without a pause), else 0. The engine's measured stall
-        (ctx.rescale_stall_s) when it reports one; and measured after each rescale
+        (ctx.rescale_stall_s) when it reports one; and measured after each rescale made while the job was caught up
         as the largest jump of a stage's backlog, in seconds of its input, between the evaluations around it
-        (a lower bound: part of it has drained), averaged with the earlier measurements."""
+        (a lower bound: part of it has drained), averaged with the earlier measurements. A rescale made with a queue
+        — a scale-out into a surge — is not measured: the surge's own queue grows across it, and a flash crowd
+        read as a 10-s stall kept a third more capacity for the rest of the day."""
         mem, obs, t = ctx.memory, ctx.observation, ctx.last_rescale_at
         now = {s.name: [float(s.backlog or 0.0), float(s.input_rate or 0.0)] for s in obs.stages}
         before = mem.get("backlog_before")
         if t is not None and before and before[0] <= t < obs.timestamp and mem.get("pause_for") != t:
-            jumps = [(now[n][0] - b) / now[n][1] for n, (b, _) in before[1].items() if n in now and now[n][1] > 0]
-            jump = max([0.0] + jumps)
-            old = mem.get("pause_s")
-            mem["pause_s"], mem["pause_for"] = (jump if old is None else 0.5 * (old + jump)), t
+            mem["pause_for"] = t
+            tolerance = ctx.config.effective_backlog_tolerance_s
+            if all(b <= r * tolerance for b, r in before[1].values()):
+                jumps = [(now[n][0] - b) / now[n][1] for n, (b, _) in before[1].items()
+                         if n in now and now[n][1] > 0]
+                jump = max([0.0] + jumps)
+                old = mem.get("pause_s")
+                mem["pause_s"] = jump if old is None else 0.5 * (old + jump)
         mem["backlog_before"] = [obs.timestamp, now]
         # the engine's own measurement, when it has one, bounds the backlog's (a lower bound) from below
         pause = max(float(mem.get("pause_s") or 0.0), float(ctx.rescale_stall_s or 0.0))

@@ -63,6 +63,18 @@ def test_a_rescale_that_stalls_the_job_is_measured_and_planned_for():
     assert stalled > smooth
 
 
+def test_a_surges_own_queue_is_not_taken_for_a_stall():
+    # the scale-out at 30 s was proposed with 8 s of input queued (a surge, half-seen); the queue grows on across it
+    cfg, pol, mem = PolicyConfig(), ElastreamPolicy(), {}
+    _evaluate(pol, cfg, mem, 30.0, backlog=16_000.0)
+    _evaluate(pol, cfg, mem, 60.0, backlog=40_000.0, rescaled_at=30.0)
+    assert mem.get("pause_s") is None  # not a 12-s stall: nothing measured
+    # a later rescale from a caught-up job is measured as before
+    _evaluate(pol, cfg, mem, 90.0, backlog=0.0, rescaled_at=30.0)
+    _evaluate(pol, cfg, mem, 120.0, backlog=16_000.0, rescaled_at=90.0)
+    assert mem["pause_s"] == 8.0
+
+
 def test_a_short_pause_is_not_planned_for():
     cfg = PolicyConfig()
     pol, mem = ElastreamPolicy(), {}
