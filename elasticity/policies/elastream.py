@@ -73,8 +73,14 @@ def drain_rate(backlog: float | None, rate: float, cfg) -> float:
     queued = float(backlog or 0.0)
     steady = queued / cfg.catch_up_duration_s
     if rate > 0 and queued / rate > cfg.latency_target_s:
-        return max(steady, min(queued / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share * rate))
+        return max(steady, slo_drain_rate(queued, rate, cfg))
     return steady
+
+
+def slo_drain_rate(queued: float, rate: float, cfg) -> float:
+    """Records/s that drain `queued` within `elastream_slo_catch_up_s`, at most `elastream_slo_drain_share` × the
+    rate: a surge's queue (drain_rate) and the stall a rescale will leave (ElastreamPolicy._plan) alike."""
+    return min(queued / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share * rate)
 
 
 class ElastreamPolicy:
@@ -191,8 +197,7 @@ class ElastreamPolicy:
             m = caps[s.name].value
             rate = rates[s.name].target_input_rate
             queued = queued_of(s) if queued_of is not None else float(s.backlog or 0)
-            stall = rate * min(pause_s / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share)
-            need = rate / u_max + drain_rate(queued, rate, cfg) + stall
+            need = rate / u_max + drain_rate(queued, rate, cfg) + slo_drain_rate(rate * pause_s, rate, cfg)
             ups = [u for u in s.upstream if u in planned_out]
             pushed = sum(planned_out[u] for u in ups)
             if ups and cfg.elastream_burst_coverage > 0:
