@@ -70,6 +70,11 @@ class PolicyConfig(BaseModel):
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
     # scale down only to save ≥ this share of instances (0.27: chosen on seeds 0-9, docs/elasticity.md defaults)
     elastream_min_saving: float = Field(0.27, ge=0, lt=1)
+    # a scale-in wanted for longer than this needs less: min saving × this / how long it has been wanted (a low load
+    # that has lasted is likely to last: the saving then outweighs the rescale), down to `elastream_min_saving_floor`;
+    # 0 = off
+    elastream_min_saving_age_s: float = Field(0.0, ge=0)
+    elastream_min_saving_floor: float = Field(0.1, ge=0, lt=1)
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
     elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
     # a scale-in is "confident" when the forecast has enough points, no upward trend and the lower parallelism
@@ -111,6 +116,9 @@ class PolicyConfig(BaseModel):
     # least `elastream_fall_gain` × as much: one rescale then does the work of two; 0 = off
     elastream_fall_wait_s: float = Field(600.0, ge=0)
     elastream_fall_gain: float = Field(1.5, gt=1)
+    # a queue that grew since the last evaluation by more than this many seconds of a stage's input reveals a step up
+    # seen part-way: the plans take the rate it implies, not the window's average (item 18); 0 = off
+    elastream_onset_backlog_s: float = Field(1.0, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

@@ -18,7 +18,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    between the ceiling and 100 %; the new parallelism is the least one whose key-group-aware capacity carries
    the plan.
 6. Scale-in: only once the forecast is established, planned at the ceiling minus `elastream_hysteresis`, and only
-   when it saves at least `elastream_min_saving` of the instances.
+   when it saves at least `elastream_min_saving` of the instances — or, for a smaller job that still carries every
+   level recalled (item 13), once wanted for longer than `elastream_min_saving_age_s`, a share that falls with how
+   long (a low load that has lasted is likely to last), down to `elastream_min_saving_floor`.
 7. One step for the whole graph: when any stage must scale out, every stage gets what the planned load needs.
 8. Backlog: capacity adds backlog / catch-up duration, as DS2; a backlog that alone breaks the latency target
    drains within `elastream_slo_catch_up_s` instead, adding at most `elastream_slo_drain_share` × the rate.
@@ -47,6 +49,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
 17. Fall in one step (`elastream_fall_wait_s`, `elastream_fall_gain`): on a falling load (a source's trend down, seen
    over at least half the trend window), a worthwhile scale-in waits while the one the trend promises within 10
    minutes would save at least 1.5 × as much: a daily decline then takes one scale-in, not two.
+18. Onset: a stage's queue that grew since the last evaluation by more than `elastream_onset_backlog_s` of its input,
+   while its input rose, shows a step up seen part-way (the scrape averages the step with the level before): the
+   plans take the step rate both imply, so the scale-out comes one evaluation earlier and sized for the step.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -235,7 +240,10 @@ class ElastreamPolicy:
             # while the load that called for the last scale-out holds
             waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
             if not waiting:
-                targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s)
+                targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s,
+                                                                ctx.memory, ctx.last_rescale_at)
+        if not (look.caught_up and not hot and not waiting.startswith("steady: a scale-out can wait")):
+            ctx.memory.pop("scale_in_wanted_since", None)  # hot, near it, or behind: no low load lasts
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -265,6 +273,8 @@ class ElastreamPolicy:
         # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
+        look.caps = self._capacities(ctx)
+        look.onset = self._onset(ctx, look)
         look.recall, highs = self._recall(ctx, rates)
         look.up = look.rates(obs, h_up, known_high=highs)
         # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
@@ -272,9 +282,41 @@ class ElastreamPolicy:
                                known_high=highs)
         look.down = look.rates(obs, h_up, optimistic=True)
         look.safe = look.rates(obs, h_up)
-        look.now = {r.name: r for r in target_rates(obs)}
-        look.caps = self._capacities(ctx)
+        look.now = {r.name: r for r in target_rates(obs, {n: max(r, look.onset.get(n, 0.0))
+                                                          for n, r in obs.source_rates().items()})}
         return look
+
+    @staticmethod
+    def _onset(ctx: PolicyContext, look: "Outlook") -> dict[str, float]:
+        """Per source, the rate a step up seen part-way implies (item 18), where a stage's queue grew since the last
+        evaluation by more than `elastream_onset_backlog_s` of its input: the scrape averages the step with the level
+        before it, and the queue's growth tells how much of the window it filled. With r0 the stage's input then, r̄
+        now (the window's average), C its capacity and ΔB the queue's growth over Δt: the step rate A filled τ
+        seconds with (A − r0)·τ = (r̄ − r0)·Δt and (A − C)·τ = ΔB. A is kept between what the queue's growth alone
+        proves (C + ΔB/Δt) and r0 + `ONSET_MAX_GAIN` × (r̄ − r0) (a queue from a capacity dip is no step)."""
+        cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
+        now = {r.name: r for r in target_rates(obs)}
+        before, mem["onset_before"] = mem.get("onset_before"), [obs.timestamp, {
+            n: [r.target_input_rate, r.backlog] for n, r in now.items()}]
+        if cfg.elastream_onset_backlog_s <= 0 or not before or (
+                ctx.last_rescale_at is not None and ctx.last_rescale_at >= before[0]):
+            return {}
+        dt = obs.timestamp - before[0]
+        gain: dict[str, float] = {}  # per stage, the step rate over the window's average
+        for s in obs.stages:
+            r0, b0 = before[1].get(s.name, (None, None))
+            r, grown, cap = now[s.name].target_input_rate, now[s.name].backlog - (b0 or 0.0), look.capacity_now(s)
+            if r0 is None or dt <= 0 or r <= r0 or cap <= r0 or grown < cfg.elastream_onset_backlog_s * r:
+                continue
+            x = (r - r0) * dt
+            a = (cap * x - r0 * grown) / (x - grown) if x > grown else math.inf
+            gain[s.name] = max(r, cap + grown / dt, min(a, r0 + ONSET_MAX_GAIN * (r - r0))) / r
+        out = {}
+        for src in obs.sources():
+            g = max([gain[n] for n in gain if src.name in _ancestors(obs, n)], default=1.0)
+            if g > 1.0:
+                out[src.name] = float(src.input_rate or 0.0) * g
+        return out
 
     @staticmethod
     def _recall(ctx: PolicyContext, rates: list) -> tuple[dict[str, float], dict[str, float]]:
@@ -413,7 +455,8 @@ class ElastreamPolicy:
         return ""
 
     def _scale_in(self, obs: JobObservation, look: "Outlook", cfg, used: int, rose: bool, inputs: dict,
-                  pause_s: float = 0.0) -> tuple[dict[str, int], list[str], float | None, str]:
+                  pause_s: float = 0.0, mem: dict | None = None, last_rescale_at: float | None = None
+                  ) -> tuple[dict[str, int], list[str], float | None, str]:
         """(targets, reasons, the scale-down delay asked for, why a worthwhile scale-in waits)."""
         current = obs.parallelism
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
@@ -426,7 +469,12 @@ class ElastreamPolicy:
         plan = plan_for(look.down)
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving * sum(current.values())):
-            return dict(current), [], None, ""
+            # a smaller one that still carries every level recalled, wanted long enough, may save less
+            plan = plan_for(look.rates(obs, look.h_up, optimistic=True, at_least=look.recall))
+            saved = sum(current[n] - plan[n] for n in plan)
+            if saved < max(1.0, self._min_saving(obs.timestamp, saved, cfg, mem, last_rescale_at)
+                           * sum(current.values())):
+                return dict(current), [], None, ""
         # a load that rose within the hour may rise again: keep the last rescales of the budget for it
         if rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve:
             return dict(current), [], None, (
@@ -448,6 +496,21 @@ class ElastreamPolicy:
             delay = cfg.elastream_confident_scale_down_delay_s
             inputs["confident_scale_in"] = 1.0
         return plan, parts, delay, ""
+
+    @staticmethod
+    def _min_saving(now: float, saved: float, cfg, mem: dict | None, last_rescale_at: float | None) -> float:
+        """The share of instances a scale-in must save: `elastream_min_saving`, less once a scale-in has been wanted
+        for longer than `elastream_min_saving_age_s` (× that / how long), down to `elastream_min_saving_floor`."""
+        if mem is None or cfg.elastream_min_saving_age_s <= 0:
+            return cfg.elastream_min_saving
+        since = mem.get("scale_in_wanted_since")
+        if saved < 1.0 or since is None or (last_rescale_at is not None and last_rescale_at > since):
+            since = now if saved >= 1.0 else None
+        mem["scale_in_wanted_since"] = since
+        age = now - since if since is not None else 0.0
+        if age <= cfg.elastream_min_saving_age_s:
+            return cfg.elastream_min_saving
+        return max(cfg.elastream_min_saving_floor, cfg.elastream_min_saving * cfg.elastream_min_saving_age_s / age)
 
     @staticmethod
     def _fall_wait(obs: JobObservation, look: "Outlook", cfg, current: dict[str, int], saved: float, plan_for) -> str:
@@ -491,6 +554,20 @@ class ElastreamPolicy:
         return ["keeping capacity for the bursts seen: " + ", ".join(f"{n} ×{b}" for n, b in held.items())]
 
 
+ONSET_MAX_GAIN = 6.0  # a step rate at most this × the window's rise over the level before (τ ≥ Δt / 6)
+
+
+def _ancestors(obs: JobObservation, name: str) -> set[str]:
+    """The stage and every stage upstream of it."""
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo.extend(obs.stage(n).upstream)
+    return seen
+
+
 @dataclass
 class Outlook:
     """What one evaluation expects: the ceiling, the source forecasts and bursts, and per stage the rates a
@@ -512,6 +589,7 @@ class Outlook:
     now: dict[str, StageRates] | None = None
     caps: dict[str, CapacityEstimate] | None = None
     recall: dict[str, float] | None = None
+    onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
 
     @property
     def u_up(self) -> float:
@@ -538,6 +616,6 @@ class Outlook:
         `at_least` (a recalled level)."""
         peaks = {n: max(fc.peak(self.horizon(h), self.z, optimistic, (known_high or {}).get(n, 0.0)),
                         fc.recent_ * self.bursts[n] * self.u_max,
-                        (at_least or {}).get(n, 0.0))
+                        (at_least or {}).get(n, 0.0), (self.onset or {}).get(n, 0.0))
                  for n, fc in self.forecasts.items()}
         return {r.name: r for r in target_rates(obs, peaks)}
