@@ -301,6 +301,8 @@ class ElastreamPolicy:
         if cfg.elastream_onset_backlog_s <= 0 or not before or (
                 ctx.last_rescale_at is not None and ctx.last_rescale_at >= before[0]):
             return {}
+        if obs.latency_p99_s is not None and obs.latency_p99_s <= 0.5 * cfg.latency_target_s:
+            return {}  # a queue the latency does not feel (a micro-batch's own) is left to the next evaluation
         dt = obs.timestamp - before[0]
         gain: dict[str, float] = {}  # per stage, the step rate over the window's average
         for s in obs.stages:

@@ -10,9 +10,9 @@ from tests.unit.elasticity.helpers import obs, stage
 PER_INSTANCE = 400.0
 
 
-def _run(cfg, last_rate, last_backlog, last_proc=None, p=5, steady=1500.0):
-    """Eight evaluations at `steady` records/s on p instances of 400/s, then one whose window average is
-    `last_rate` with `last_backlog` queued: the proposal for that one."""
+def _run(cfg, last_rate, last_backlog, last_proc=None, p=5, steady=1500.0, last_p99=4.5):
+    """Eight evaluations at `steady` records/s on p instances of 400/s (p99 1 s), then one whose window average is
+    `last_rate` with `last_backlog` queued and a p99 of `last_p99` (target 5 s): the proposal for that one."""
     pol, mem, history = ElastreamPolicy(), {}, []
     prop = None
     for i in range(9):
@@ -20,7 +20,7 @@ def _run(cfg, last_rate, last_backlog, last_proc=None, p=5, steady=1500.0):
         rate, backlog = (steady, 0.0) if i < 8 else (last_rate, last_backlog)
         proc = rate if i < 8 or last_proc is None else last_proc
         o = obs(stage("src", p=p, rate=rate, proc=proc, busy=min(proc / (PER_INSTANCE * p), 1.0), backlog=backlog,
-                      maxp=360), t=t)
+                      maxp=360), t=t, p99=1.0 if i < 8 else last_p99)
         history.append(o)
         prop = pol.propose(PolicyContext(o, history[-10:], cfg, t, mem))
     return prop
@@ -41,10 +41,11 @@ def test_a_step_seen_part_way_scales_out_for_the_rate_its_queue_implies():
     assert _run(OFF, 1715.0, 3848.0, last_proc=1587.0).targets["src"] == 5
 
 
-@pytest.mark.parametrize("rate, backlog", [
-    (1715.0, 1000.0),  # a queue under a second of input: noise, or a queue that drains by itself
-    (1450.0, 3848.0),  # a queue with no rise of the rate: the capacity dipped, no step
+@pytest.mark.parametrize("rate, backlog, p99", [
+    (1715.0, 1000.0, 4.5),  # a queue under a second of input: noise, or a queue that drains by itself
+    (1450.0, 3848.0, 4.5),  # a queue with no rise of the rate: the capacity dipped, no step
+    (1715.0, 3848.0, 2.0),  # a queue the latency does not feel (p99 within half the target): the next evaluation
 ])
-def test_no_step_is_read_without_both_a_rise_and_a_queue(rate, backlog):
-    prop = _run(ON, rate, backlog)
+def test_no_step_is_read_without_a_rise_a_queue_and_the_latency_feeling_it(rate, backlog, p99):
+    prop = _run(ON, rate, backlog, last_p99=p99)
     assert prop.targets["src"] == 5, prop.reason
