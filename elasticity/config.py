@@ -68,12 +68,12 @@ class PolicyConfig(BaseModel):
     elastream_noise_z: float = Field(2.5, ge=0)  # headroom = z × std of the rate residuals
     elastream_forecast: bool = True
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
-    # scale down only to save ≥ this share of instances (0.27: chosen on seeds 0-9, docs/elasticity.md defaults)
-    elastream_min_saving: float = Field(0.27, ge=0, lt=1)
-    # a scale-in wanted for longer than this needs less: min saving × this / how long it has been wanted (a low load
-    # that has lasted is likely to last: the saving then outweighs the rescale), down to `elastream_min_saving_floor`;
-    # 0 = off
-    elastream_min_saving_age_s: float = Field(0.0, ge=0)
+    # scale down only to save ≥ this share of instances (0.32: chosen on seeds 0-9, docs/elasticity.md defaults)
+    elastream_min_saving: float = Field(0.32, ge=0, lt=1)
+    # ... but a smaller job that still carries every level recalled, wanted for longer than this, needs only
+    # min saving × this / how long it has been wanted (a low load that has lasted is likely to last: the saving then
+    # outweighs the rescale), down to `elastream_min_saving_floor`; 0 = off
+    elastream_min_saving_age_s: float = Field(600.0, ge=0)
     elastream_min_saving_floor: float = Field(0.1, ge=0, lt=1)
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
     elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this

@@ -468,15 +468,20 @@ class ElastreamPolicy:
             return self._plan(obs, rates, look.caps, cfg, u_in, lambda s: cfg.min_parallelism,
                               lambda s: int(s.parallelism), pause_s=pause_s)
 
-        plan = plan_for(look.down)
+        planned, why = look.down, ""
+        plan = plan_for(planned)
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving * sum(current.values())):
             # a smaller one that still carries every level recalled, wanted long enough, may save less
-            plan = plan_for(look.rates(obs, look.h_up, optimistic=True, at_least=look.recall))
+            planned = look.rates(obs, look.h_up, optimistic=True, at_least=look.recall)
+            plan = plan_for(planned)
             saved = sum(current[n] - plan[n] for n in plan)
-            if saved < max(1.0, self._min_saving(obs.timestamp, saved, cfg, mem, last_rescale_at)
-                           * sum(current.values())):
+            share = self._min_saving(obs.timestamp, saved, cfg, mem, last_rescale_at)
+            if saved < max(1.0, share * sum(current.values())):
                 return dict(current), [], None, ""
+            why = (f" (saves {saved / sum(current.values()):.0%}: under {cfg.elastream_min_saving:.0%}, but wanted for "
+                   f"{obs.timestamp - mem['scale_in_wanted_since']:.0f}s and it carries every level of the last "
+                   f"{cfg.elastream_recall_s / 3600:.0f}h)")
         # a load that rose within the hour may rise again: keep the last rescales of the budget for it
         if rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve:
             return dict(current), [], None, (
@@ -487,9 +492,11 @@ class ElastreamPolicy:
         if later:
             return dict(current), [], None, later
         parts = [f"scale in {s.name} {int(s.parallelism)}→{plan[s.name]}: "
-                 f"{fmt_rate(look.down[s.name].target_input_rate)} expected within {look.h_up:.0f}s needs "
+                 f"{fmt_rate(planned[s.name].target_input_rate)} expected within {look.h_up:.0f}s needs "
                  f"{plan[s.name]} at {u_in:.0%} of {fmt_rate(look.caps[s.name].value)}/instance"
                  for s in obs.stages if plan[s.name] < int(s.parallelism)]
+        if why:
+            parts[-1] += why
         # confident: an established forecast with no upward trend, and the smaller job also carries the
         # pessimistic forecast (the last scrape, its noise band, any trend)
         safe = plan_for(look.safe)
