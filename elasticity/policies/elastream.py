@@ -50,8 +50,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    over at least half the trend window), a worthwhile scale-in waits while the one the trend promises within 10
    minutes would save at least 1.5 × as much: a daily decline then takes one scale-in, not two.
 18. Onset: a stage's queue that grew since the last evaluation by more than `elastream_onset_backlog_s` of its input,
-   while its input rose, shows a step up seen part-way (the scrape averages the step with the level before): the
-   plans take the step rate both imply, so the scale-out comes one evaluation earlier and sized for the step.
+   while its input rose and the p99 uses more than half the latency target, shows a step up seen part-way (the
+   scrape averages the step with the level before): the plans take the step rate both imply, so the scale-out comes
+   one evaluation earlier and sized for the step.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -229,6 +230,8 @@ class ElastreamPolicy:
         hot = self._hot_stages(obs, look.up, look.u_up, look, cfg)
         targets, parts, delay, waiting = dict(current), [], None, ""
         follow_up, queued = self._follow_up(ctx)
+        if hot or not look.caught_up:  # a scale-out wanted, or a queue: no low load lasts (item 6's relief)
+            ctx.memory.pop("scale_in_wanted_since", None)
         if hot and cfg.elastream_wait_for_load:
             waiting = self._can_wait(obs, look, cfg)
             hot = [] if waiting else hot
@@ -242,8 +245,6 @@ class ElastreamPolicy:
             if not waiting:
                 targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s,
                                                                 ctx.memory, ctx.last_rescale_at)
-        if not (look.caught_up and not hot and not waiting.startswith("steady: a scale-out can wait")):
-            ctx.memory.pop("scale_in_wanted_since", None)  # hot, near it, or behind: no low load lasts
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -568,10 +569,11 @@ ONSET_MAX_GAIN = 6.0  # a step rate at most this × the window's rise over the l
 
 def _ancestors(obs: JobObservation, name: str) -> set[str]:
     """The stage and every stage upstream of it."""
+    names = {s.name for s in obs.stages}
     seen, todo = set(), [name]
     while todo:
         n = todo.pop()
-        if n not in seen:
+        if n not in seen and n in names:  # an upstream outside the job (another job's topic) is no stage of it
             seen.add(n)
             todo.extend(obs.stage(n).upstream)
     return seen
