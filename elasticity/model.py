@@ -105,6 +105,17 @@ class JobObservation:
     def sources(self) -> list[StageMetrics]:
         return [s for s in self.stages if not s.upstream] or self.stages[:1]
 
+    def upstream_of(self, name: str) -> set[str]:
+        """The stage and every stage of the job upstream of it (an upstream outside the job is none of them)."""
+        names = {s.name for s in self.stages}
+        seen, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            if n not in seen and n in names:
+                seen.add(n)
+                todo.extend(self.stage(n).upstream)
+        return seen
+
     def source_rates(self) -> dict[str, float]:
         """Records/s into each source stage, by name."""
         return {s.name: float(s.input_rate or 0.0) for s in self.sources()}

@@ -316,7 +316,7 @@ class ElastreamPolicy:
             gain[s.name] = max(r, cap + grown / dt, min(a, r0 + ONSET_MAX_GAIN * (r - r0))) / r
         out = {}
         for src in obs.sources():
-            g = max([gain[n] for n in gain if src.name in _ancestors(obs, n)], default=1.0)
+            g = max([gain[n] for n in gain if src.name in obs.upstream_of(n)], default=1.0)
             if g > 1.0:
                 out[src.name] = float(src.input_rate or 0.0) * g
         return out
@@ -565,18 +565,6 @@ class ElastreamPolicy:
 
 
 ONSET_MAX_GAIN = 6.0  # a step rate at most this × the window's rise over the level before (τ ≥ Δt / 6)
-
-
-def _ancestors(obs: JobObservation, name: str) -> set[str]:
-    """The stage and every stage upstream of it."""
-    names = {s.name for s in obs.stages}
-    seen, todo = set(), [name]
-    while todo:
-        n = todo.pop()
-        if n not in seen and n in names:  # an upstream outside the job (another job's topic) is no stage of it
-            seen.add(n)
-            todo.extend(obs.stage(n).upstream)
-    return seen
 
 
 @dataclass

@@ -49,3 +49,10 @@ def test_a_step_seen_part_way_scales_out_for_the_rate_its_queue_implies():
 def test_no_step_is_read_without_a_rise_a_queue_and_the_latency_feeling_it(rate, backlog, p99):
     prop = _run(ON, rate, backlog, last_p99=p99)
     assert prop.targets["src"] == 5, prop.reason
+
+
+def test_a_stages_upstream_is_its_ancestors_within_the_job():
+    o = obs(stage("a"), stage("b", upstream=("a", "other-jobs-topic")), stage("c"), stage("d", upstream=("b", "c")))
+    assert o.upstream_of("d") == {"a", "b", "c", "d"}
+    assert o.upstream_of("b") == {"a", "b"}  # a topic outside the job is no stage of it
+    assert o.upstream_of("a") == {"a"}
