@@ -70,9 +70,9 @@ class PolicyConfig(BaseModel):
     elastream_trend_window_s: float = Field(1800.0, gt=0)  # history of source rates for trend and noise
     # scale down only to save ≥ this share of instances (0.32: chosen on seeds 0-9, docs/elasticity.md defaults)
     elastream_min_saving: float = Field(0.32, ge=0, lt=1)
-    # ... but a smaller job that still carries every level recalled, wanted for longer than this, needs only
-    # min saving × this / how long it has been wanted (a low load that has lasted is likely to last: the saving then
-    # outweighs the rescale), down to `elastream_min_saving_floor`; 0 = off
+    # ... but a smaller job that still carries every level recalled that the current one carries, wanted for longer
+    # than this, needs only min saving × this / how long it has been wanted (a low load that has lasted is likely to
+    # last: the saving then outweighs the rescale), down to `elastream_min_saving_floor`; 0 = off
     elastream_min_saving_age_s: float = Field(600.0, ge=0)
     elastream_min_saving_floor: float = Field(0.1, ge=0, lt=1)
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon

@@ -48,6 +48,9 @@ def capacity_fit(x, y) -> tuple[float, float] | None:
     return a, b
 
 
+REGRESSION_MAX_REACH = 3.0  # the regression extrapolates at most this × the highest per-instance rate it saw
+
+
 class CapacityEstimate:
     """Records/s one instance of a stage carries at 100 % busy, and how it was found.
 
@@ -56,7 +59,8 @@ class CapacityEstimate:
     * regression: busy = a + b·x on (per-instance processed rate x, busy fraction) from the history. a is the
       share of each trigger spent on fixed per-batch work (micro-batch engines: scheduling, planning, commit),
       b the cost of one record, so one instance carries (1 − a)/b. Used when the intercept is material
-      (a ≥ 0.05) and the points spread enough along x; DS2's estimate x/(a + b·x) < (1 − a)/b is then biased low;
+      (a ≥ 0.05) and the points spread enough along x; DS2's estimate x/(a + b·x) < (1 − a)/b is then biased low.
+      Flat-out scrapes are left out of the fit, and it reaches at most `REGRESSION_MAX_REACH` × the highest rate seen;
     * floor: the highest per-instance rate the stage actually sustained while running flat out (a queue and
       busy ≥ 90 %) — what was done can be done."""
 
@@ -76,13 +80,15 @@ def estimate_capacity(points: list[list[float]], current_p: int, fallback: float
         ds2 = fallback
     est = CapacityEstimate(ds2, "ds2")
     if regression:
-        use = [q for q in points if q[2] > 0 and q[1] > 0]
+        # not flat out: a saturated stage's busy fraction is capped (at eff / p), not a + b·x, and a cluster of them
+        # fits b ≈ 0 — a capacity of billions that once scaled a 64-instance stage in to 1
+        use = [q for q in points if q[2] > 0 and q[1] > 0 and not q[5]]
         fit = capacity_fit([q[1] for q in use], [q[2] for q in use])
         if fit is not None:
             a, b = fit
             if 0.05 <= a < 0.95:
                 reg = (1.0 - a) / b
-                if reg > est.value:
+                if reg > est.value and reg <= REGRESSION_MAX_REACH * max(q[1] for q in use):
                     est = CapacityEstimate(reg, "regression", a)
     flat = [q[1] * q[3] / q[4] for q in points if q[5] and q[4] > 0]
     if flat and max(flat) > est.value:

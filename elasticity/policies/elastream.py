@@ -276,7 +276,7 @@ class ElastreamPolicy:
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
         look.caps = self._capacities(ctx)
         look.onset = self._onset(ctx, look)
-        look.recall, highs = self._recall(ctx, rates)
+        look.recall, highs, look.levels = self._recall(ctx, rates)
         look.up = look.rates(obs, h_up, known_high=highs)
         # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
         look.size = look.rates(obs, h_up * cfg.elastream_trend_horizon_factor, at_least=look.recall,
@@ -322,15 +322,16 @@ class ElastreamPolicy:
         return out
 
     @staticmethod
-    def _recall(ctx: PolicyContext, rates: list) -> tuple[dict[str, float], dict[str, float]]:
+    def _recall(ctx: PolicyContext, rates: list) -> tuple[dict[str, float], dict[str, float], dict[str, list]]:
         """Per source, (the highest level it sustained within `elastream_recall_s`, the highest of those from before
-        the last half trend window). A load that rises again mostly returns to where it has been (the next day's
-        peak, the end of a dip), so a scale-out sizes for the first at once instead of climbing in steps; the
-        second is a peak it may turn at again (the current rise's own levels are not one). Level = the median of
-        the last five scrapes (a spike is not a level), kept as the highest per five minutes."""
+        the last half trend window, all those levels as [5-minute bucket, level]). A load that rises again mostly
+        returns to where it has been (the next day's peak, the end of a dip), so a scale-out sizes for the first at
+        once instead of climbing in steps; the second is a peak it may turn at again (the current rise's own levels
+        are not one). Level = the median of the last five scrapes (a spike is not a level), kept as the highest per
+        five minutes."""
         cfg, mem = ctx.config, ctx.memory
         if cfg.elastream_recall_s <= 0:
-            return {}, {}
+            return {}, {}, {}
         kept: dict[str, list] = mem.setdefault("levels", {})
         since = ctx.now - cfg.elastream_trend_window_s / 2.0
         recall, highs = {}, {}
@@ -346,7 +347,7 @@ class ElastreamPolicy:
             kept[src.name] = levels
             recall[src.name] = max([lv for _, lv in levels], default=0.0)
             highs[src.name] = max([lv for t, lv in levels if t < since], default=0.0)
-        return recall, highs
+        return recall, highs, {n: [list(lv) for lv in kept[n]] for n in recall}
 
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
@@ -473,8 +474,9 @@ class ElastreamPolicy:
         plan = plan_for(planned)
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving * sum(current.values())):
-            # a smaller one that still carries every level recalled, wanted long enough, may save less
-            planned = look.rates(obs, look.h_up, optimistic=True, at_least=look.recall)
+            # a smaller one that still carries every level recalled that this one carries, wanted long enough, may
+            # save less
+            planned = look.rates(obs, look.h_up, optimistic=True, at_least=self._carried_recall(obs, look, cfg))
             plan = plan_for(planned)
             saved = sum(current[n] - plan[n] for n in plan)
             share = self._min_saving(obs.timestamp, saved, cfg, mem, last_rescale_at)
@@ -482,7 +484,7 @@ class ElastreamPolicy:
                 return dict(current), [], None, ""
             why = (f" (saves {saved / sum(current.values()):.0%}: under {cfg.elastream_min_saving:.0%}, but wanted for "
                    f"{obs.timestamp - mem['scale_in_wanted_since']:.0f}s and it carries every level of the last "
-                   f"{cfg.elastream_recall_s / 3600:.0f}h)")
+                   f"{cfg.elastream_recall_s / 3600:.0f}h that this one carries)")
         # a load that rose within the hour may rise again: keep the last rescales of the budget for it
         if rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve:
             return dict(current), [], None, (
@@ -507,14 +509,31 @@ class ElastreamPolicy:
             inputs["confident_scale_in"] = 1.0
         return plan, parts, delay, ""
 
+    def _carried_recall(self, obs: JobObservation, look: "Outlook", cfg) -> dict[str, float]:
+        """Per source, the highest level recalled (item 13) that the current job carries without a scale-out. A level
+        over it — a flash crowd's — needs a scale-out from this job as from a smaller one: holding every instance
+        for it would keep a job a few instances too large for hours after the crowd, to save no rescale."""
+        out = {}
+        for name, levels in (look.levels or {}).items():
+            for level in sorted({lv for _, lv in levels}, reverse=True):
+                rates = look.rates(obs, look.h_up, optimistic=True, at_least={name: level})
+                plan = self._plan(obs, rates, look.caps, cfg, look.u_up, lambda s: cfg.min_parallelism,
+                                  lambda s: stage_bound(s.max_parallelism, cfg))
+                if all(plan[s.name] <= int(s.parallelism) for s in obs.stages):
+                    out[name] = level
+                    break
+        return out
+
     @staticmethod
     def _min_saving(now: float, saved: float, cfg, mem: dict | None, last_rescale_at: float | None) -> float:
         """The share of instances a scale-in must save: `elastream_min_saving`, less once a scale-in has been wanted
-        for longer than `elastream_min_saving_age_s` (× that / how long), down to `elastream_min_saving_floor`."""
+        for longer than `elastream_min_saving_age_s` (× that / how long), down to `elastream_min_saving_floor`.
+        Wanted since the first evaluation one saved an instance, with no scale-out wanted, no queue (propose()) and
+        no rescale since: an evaluation the noise's peak leaves with nothing to save does not end the wish."""
         if mem is None or cfg.elastream_min_saving_age_s <= 0:
             return cfg.elastream_min_saving
         since = mem.get("scale_in_wanted_since")
-        if saved < 1.0 or since is None or (last_rescale_at is not None and last_rescale_at > since):
+        if since is None or (last_rescale_at is not None and last_rescale_at > since):
             since = now if saved >= 1.0 else None
         mem["scale_in_wanted_since"] = since
         age = now - since if since is not None else 0.0
@@ -588,6 +607,7 @@ class Outlook:
     now: dict[str, StageRates] | None = None
     caps: dict[str, CapacityEstimate] | None = None
     recall: dict[str, float] | None = None
+    levels: dict[str, list] | None = None  # per source, the levels recalled: [5-minute bucket, level] (_recall)
     onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
 
     @property
