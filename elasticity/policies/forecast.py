@@ -42,10 +42,9 @@ class RateForecast:
         self.n_ = len(y)
         self.slope_, self.noise_ = 0.0, 0.0
         self.span_ = float(t[-1] - t[0]) if self.n_ else 0.0
-        self.recent_ = float(np.median(y[-3:])) if self.n_ else 0.0
         if self.n_ > MIN_NOISE_DIFFS:
-            d = np.diff(np.log(np.maximum(y, 1e-9)))
-            self.noise_ = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0)) * self.recent_
+            d = np.diff(y)
+            self.noise_ = float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2.0))
         if self.n_ >= 6:
             slope, _ = theil_sen(t, y)
             span = float(t[-1] - t[0])
