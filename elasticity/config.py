@@ -76,14 +76,14 @@ class PolicyConfig(BaseModel):
     elastream_min_saving_age_s: float = Field(600.0, ge=0)
     elastream_min_saving_floor: float = Field(0.1, ge=0, lt=1)
     elastream_trend_horizon_factor: float = Field(2.0, ge=1)  # a scale-out sizes for this × the up horizon
-    elastream_hysteresis: float = Field(0.05, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
+    elastream_hysteresis: float = Field(0.08, ge=0, lt=0.5)  # a scale-in plans at the ceiling minus this
     # a scale-in is "confident" when the forecast has enough points, no upward trend and the lower parallelism
     # carries the forecast's upper band; it then waits this long instead of the default scale-down delay
     # (only while scale_down_delay_s is unset)
     elastream_confident_scale_down_delay_s: float = Field(120.0, ge=0)
     # a downstream stage carries at least this × what its upstream stages are planned to pass on (their need,
     # not their rounded-up capacity): spare capacity to drain a burst's queue through the whole pipeline
-    elastream_burst_coverage: float = Field(1.1, ge=0, le=2)
+    elastream_burst_coverage: float = Field(1.05, ge=0, le=2)
     # per-instance capacity by regression of busy fraction on per-instance processed rate (intercept = fixed
     # per-batch overhead): robust to micro-batch engines whose busy fraction does not fall with the load
     elastream_capacity_regression: bool = True
