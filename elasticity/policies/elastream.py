@@ -19,8 +19,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    the plan.
 6. Scale-in: only once the forecast is established, planned at the ceiling minus `elastream_hysteresis`, and only
    when it saves at least `elastream_min_saving` of the instances — or, for a smaller job that still carries every
-   level recalled (item 13), once wanted for longer than `elastream_min_saving_age_s`, a share that falls with how
-   long (a low load that has lasted is likely to last), down to `elastream_min_saving_floor`.
+   level recalled (item 13) that the current one carries, once wanted for longer than `elastream_min_saving_age_s`,
+   a share that falls with how long (a low load that has lasted is likely to last), down to
+   `elastream_min_saving_floor`.
 7. One step for the whole graph: when any stage must scale out, every stage gets what the planned load needs.
 8. Backlog: capacity adds backlog / catch-up duration, as DS2; a backlog that alone breaks the latency target
    drains within `elastream_slo_catch_up_s` instead, adding at most `elastream_slo_drain_share` × the rate.
