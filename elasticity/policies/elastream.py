@@ -323,13 +323,12 @@ class ElastreamPolicy:
         return out
 
     @staticmethod
-    def _recall(ctx: PolicyContext, rates: list) -> tuple[dict[str, float], dict[str, float], dict[str, list]]:
+    def _recall(ctx: PolicyContext, rates: list) -> tuple[dict[str, float], dict[str, float], dict[str, list[float]]]:
         """Per source, (the highest level it sustained within `elastream_recall_s`, the highest of those from before
-        the last half trend window, all those levels as [5-minute bucket, level]). A load that rises again mostly
-        returns to where it has been (the next day's peak, the end of a dip), so a scale-out sizes for the first at
-        once instead of climbing in steps; the second is a peak it may turn at again (the current rise's own levels
-        are not one). Level = the median of the last five scrapes (a spike is not a level), kept as the highest per
-        five minutes."""
+        the last half trend window, every one of those levels). A load that rises again mostly returns to where it
+        has been (the next day's peak, the end of a dip), so a scale-out sizes for the first at once instead of
+        climbing in steps; the second is a peak it may turn at again (the current rise's own levels are not one).
+        Level = the median of the last five scrapes (a spike is not a level), kept as the highest per five minutes."""
         cfg, mem = ctx.config, ctx.memory
         if cfg.elastream_recall_s <= 0:
             return {}, {}, {}
@@ -348,7 +347,7 @@ class ElastreamPolicy:
             kept[src.name] = levels
             recall[src.name] = max([lv for _, lv in levels], default=0.0)
             highs[src.name] = max([lv for t, lv in levels if t < since], default=0.0)
-        return recall, highs, {n: [list(lv) for lv in kept[n]] for n in recall}
+        return recall, highs, {n: [lv for _, lv in kept[n]] for n in recall}
 
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
@@ -516,7 +515,7 @@ class ElastreamPolicy:
         for it would keep a job a few instances too large for hours after the crowd, to save no rescale."""
         out = {}
         for name, levels in (look.levels or {}).items():
-            for level in sorted({lv for _, lv in levels}, reverse=True):
+            for level in sorted(set(levels), reverse=True):
                 rates = look.rates(obs, look.h_up, optimistic=True, at_least={name: level})
                 plan = self._plan(obs, rates, look.caps, cfg, look.u_up, lambda s: cfg.min_parallelism,
                                   lambda s: stage_bound(s.max_parallelism, cfg))
@@ -608,7 +607,7 @@ class Outlook:
     now: dict[str, StageRates] | None = None
     caps: dict[str, CapacityEstimate] | None = None
     recall: dict[str, float] | None = None
-    levels: dict[str, list] | None = None  # per source, the levels recalled: [5-minute bucket, level] (_recall)
+    levels: dict[str, list[float]] | None = None  # per source, every level recalled (_recall)
     onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
 
     @property
