@@ -13,7 +13,7 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    with no backlog (queueing), raised back slowly while latency has ample slack.
 4. Burst coverage: a downstream stage carries at least `elastream_burst_coverage` × what its upstream stages are
    planned to pass on (their need, not their rounded-up capacity): spare capacity through the whole pipeline to
-   drain a burst's queue.
+   drain a burst's queue; at least SURGE_COVERAGE downstream of a queue worth more than the latency target.
 5. Hysteresis: scale out only when the planned load would push the current parallelism past the midpoint
    between the ceiling and 100 %; the new parallelism is the least one whose key-group-aware capacity carries
    the plan.
@@ -54,6 +54,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    while its input rose and the p99 uses more than half the latency target, shows a step up seen part-way (the
    scrape averages the step with the level before): the plans take the step rate both imply, so the scale-out comes
    one evaluation earlier and sized for the step.
+19. Drain release: the instances a scale-out added to drain its queue go once it has drained and the load has held
+   for `elastream_min_saving_age_s` (the hold of item 14 keeps capacity for the load, not for its queue), when that
+   saves `elastream_min_saving_floor` of the job.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -88,6 +91,16 @@ def slo_drain_rate(queued: float, rate: float, cfg) -> float:
     """Records/s that drain `queued` within `elastream_slo_catch_up_s`, at most `elastream_slo_drain_share` × the
     rate: a surge's queue (drain_rate) and the stall a rescale will leave (ElastreamPolicy._plan) alike."""
     return min(queued / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share * rate)
+
+
+SURGE_COVERAGE = 1.1  # the least burst coverage downstream of a surge (`_coverage`)
+
+
+def _coverage(cfg, after_surge: bool) -> float:
+    """The share over what its upstream stages pass on that a stage is planned for: `elastream_burst_coverage`, and
+    at least SURGE_COVERAGE downstream of a queue that breaks the latency target — a step back up drains through
+    every stage after it, and 5 % spare drains a minute's queue in 20."""
+    return max(cfg.elastream_burst_coverage, SURGE_COVERAGE) if after_surge else cfg.elastream_burst_coverage
 
 
 class ElastreamPolicy:
@@ -199,6 +212,7 @@ class ElastreamPolicy:
         to pass on (their own need: rate, headroom and drain — not their rounded-up capacity)."""
         plan: dict[str, int] = {}
         planned_out: dict[str, float] = {}  # records/s a stage is planned to carry, times its selectivity
+        surging: set[str] = set()  # stages whose own queue, or an upstream stage's, breaks the latency target
         for s in obs.stages:
             K = s.max_parallelism
             m = caps[s.name].value
@@ -208,7 +222,9 @@ class ElastreamPolicy:
             ups = [u for u in s.upstream if u in planned_out]
             pushed = sum(planned_out[u] for u in ups)
             if ups and cfg.elastream_burst_coverage > 0:
-                need = max(need, cfg.elastream_burst_coverage * pushed)
+                need = max(need, _coverage(cfg, any(u in surging for u in ups)) * pushed)
+            if any(u in surging for u in ups) or (rate > 0 and queued / rate > cfg.latency_target_s):
+                surging.add(s.name)
             lo, hi = lo_of(s), hi_of(s)
             if floor_of is not None:
                 lo = max(lo, min(floor_of(s), hi))
@@ -237,13 +253,17 @@ class ElastreamPolicy:
             waiting = self._can_wait(obs, look, cfg)
             hot = [] if waiting else hot
         if hot:
-            targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
+            targets, parts = self._scale_out(obs, look, cfg, hot, pause_s, ctx.memory)
             ctx.memory["scale_out_asked"] = [ctx.now, {n: fc.recent_ for n, fc in look.forecasts.items()}]
         elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
-            waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
-            if not waiting:
+            targets, parts = self._drained(obs, look, cfg, ctx.memory, ctx.last_rescale_at)
+            if parts:
+                delay = cfg.elastream_confident_scale_down_delay_s
+            else:
+                waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
+            if not parts and not waiting:
                 targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s,
                                                                 ctx.memory, ctx.last_rescale_at)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
@@ -420,12 +440,14 @@ class ElastreamPolicy:
                     f"trend (only its noise band is over; the next evaluation sees whether it holds)")
         return ""
 
-    def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str], pause_s: float = 0.0
+    def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str], pause_s: float, mem: dict
                    ) -> tuple[dict[str, int], list[str]]:
         """One step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)."""
         plan = self._plan(obs, look.size, look.caps, cfg, look.u_max, lambda s: cfg.min_parallelism,
                           lambda s: stage_bound(s.max_parallelism, cfg), floor_of=lambda s: int(s.parallelism),
                           pause_s=pause_s, queued_of=lambda s: self._queue_ahead(s, look, cfg))
+        # what the load alone asks for: the rest drains a queue, and goes with it (_drained)
+        mem["drain_plan"] = [obs.timestamp, self._lasting(obs, look, cfg, look.u_max)]
         parts = []
         for s in obs.stages:
             p, new = int(s.parallelism), plan[s.name]
@@ -436,6 +458,34 @@ class ElastreamPolicy:
                 parts.append(f"scale out {s.name} {p}→{new}{why}: capacity {fmt_rate(cap_now)} at "
                              f"{look.u_up:.0%} cannot carry {fmt_rate(look.up[s.name].target_input_rate)} "
                              f"expected within {look.h_up:.0f}s{back}")
+        return plan, parts
+
+    def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
+        """Per stage, what a scale-out's planned load asks for at utilization u, without any queue to drain or pause
+        to catch up."""
+        return self._plan(obs, look.size, look.caps, cfg, u, lambda s: cfg.min_parallelism,
+                          lambda s: stage_bound(s.max_parallelism, cfg), queued_of=lambda s: 0.0)
+
+    def _drained(self, obs: JobObservation, look: "Outlook", cfg, mem: dict, last_rescale_at: float | None
+                 ) -> tuple[dict[str, int], list[str]]:
+        """Item 19: once the queue a scale-out drained is gone, the instances it added only for that go, down to what
+        the load asked for then or asks for now (`_lasting`), if that saves `elastream_min_saving_floor` — with no
+        rescale in between. The scale-out's hold (`_scale_out_held`) keeps capacity for its load, not its queue."""
+        kept = mem.get("drain_plan")
+        current = obs.parallelism
+        if (not kept or last_rescale_at is None or abs(last_rescale_at - kept[0]) > 1.0
+                or obs.timestamp - kept[0] < cfg.elastream_min_saving_age_s
+                or not self._scale_out_held(obs, look, cfg, mem)):
+            return dict(current), []
+        u_in = look.u_max - cfg.elastream_hysteresis  # as a scale-in plans: room before the next scale-out
+        now = self._lasting(obs, look, cfg, u_in)
+        plan = {n: min(current[n], max(kept[1].get(n, 0), now[n])) for n in current}
+        saved = sum(current[n] - plan[n] for n in plan)
+        if saved < max(1.0, cfg.elastream_min_saving_floor * sum(current.values())):
+            return dict(current), []
+        parts = [f"scale in {n} {current[n]}→{plan[n]}: the queue the scale-out drained is gone; "
+                 f"{fmt_rate(look.size[n].target_input_rate)} needs {plan[n]}"
+                 for n in plan if plan[n] < current[n]]
         return plan, parts
 
     @staticmethod

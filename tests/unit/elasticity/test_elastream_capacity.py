@@ -82,6 +82,23 @@ def test_downstream_covers_what_its_upstream_is_planned_to_pass_on():
     assert plan(0.0) == {"src": 3, "map": 12}  # 1000/0.9 = 1111/s: 2.2 → 3 × 500, 11.1 → 12 × 100
     # 1.3 × the 1111/s the source is planned for: 14.4 → 15; not 1.3 × the 1500/s its three instances can emit (20)
     assert plan(1.3)["map"] == 15
+
+
+def test_downstream_of_a_surge_gets_the_surge_coverage():
+    # the source's queue is 6 s of its rate, over the 5 s latency target: it drains at 200/s more (6000/30 s), and
+    # the stages after it carry that with 10 % spare, not 5 %, to drain their share of the step before the next one
+    def plan(backlog, coverage=0.05 + 1.0):
+        src = stage("src", p=4, rate=1000, proc=1000, busy=0.5, backlog=backlog, maxp=360)
+        mid = stage("map", p=20, rate=1000, proc=1000, busy=0.5, upstream=["src"], maxp=360)
+        o = obs(src, mid, t=0.0)
+        rates = {r.name: r for r in target_rates(o)}
+        caps = {"src": CapacityEstimate(500.0, "ds2"), "map": CapacityEstimate(100.0, "ds2")}
+        return ElastreamPolicy._plan(o, rates, caps, PolicyConfig(elastream_burst_coverage=coverage), 0.9,
+                                     lambda s: 1, lambda s: 360)
+    assert plan(4000) == {"src": 3, "map": 12}  # 4 s queued: 1.05 × (1111 + 4000/300) = 1180/s → 11.8 → 12
+    assert plan(6000) == {"src": 3, "map": 15}  # 6 s queued: 1.1 × (1111 + 200) = 1442/s → 15, not 1.05 × → 14
+    assert plan(6000, coverage=1.15)["map"] == 16  # a higher coverage set by the user stays: 1.15 × 1311 → 15.1 → 16
+    assert plan(6000, coverage=0.0)["map"] == 12  # no coverage at all stays none: the map's own 1111/s
 def test_confident_scale_in_asks_for_a_shorter_delay_and_the_user_value_wins():
     cfg = PolicyConfig()
     assert cfg.scale_down_delay_s is None and cfg.effective_scale_down_delay_s == 600.0

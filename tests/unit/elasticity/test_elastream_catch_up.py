@@ -118,3 +118,24 @@ def test_no_follow_up_without_a_rescale_or_when_switched_off():
         pol, mem = ElastreamPolicy(), {}
         _overloaded(pol, cfg, mem, 30.0, backlog=20_000.0, rescaled_at=rescaled_at)
         assert _overloaded(pol, cfg, mem, 60.0, backlog=40_000.0, rescaled_at=rescaled_at).follow_up_after_s is None
+
+
+def test_the_instances_a_step_back_up_added_to_drain_its_queue_go_once_it_has_drained():
+    # step-down-up-1 (a tuning seed): the step back up queues 11k records; the scale-out adds instances to drain
+    # them in 30 s, and keeps only what the load asks for once they are gone and the load has held for
+    # elastream_min_saving_age_s — not the whole scale-out's hold (elastream_scale_out_hold_s)
+    from elasticity.simulation.families import FAMILIES
+    from elasticity.simulation.runner import run
+
+    cfg = PolicyConfig()
+    res = run(FAMILIES["step-down-up"](1), "elastream", cfg, keep_decisions=True)
+    scales = [d for d in res.decisions if d.action == "scale"]
+    drained = [i for i, d in enumerate(scales) if "the queue the scale-out drained is gone" in d.reason]
+    assert len(drained) == 1, [d.reason for d in scales]
+    out, release = scales[drained[0] - 1], scales[drained[0]]
+    assert sum(out.targets.values()) > sum(out.current.values()) and "backlog" in out.reason  # the step back up
+    assert cfg.elastream_min_saving_age_s <= release.timestamp - out.timestamp < cfg.elastream_scale_out_hold_s
+    saved = sum(release.current.values()) - sum(release.targets.values())
+    assert saved >= cfg.elastream_min_saving_floor * sum(release.current.values())
+    tl = res.timeline  # and what is left carries the load: no latency over the target after the release
+    assert not (tl.latency_p99[tl.t > release.timestamp + 60] > cfg.latency_target_s).any()
