@@ -253,12 +253,15 @@ class ElastreamPolicy:
             waiting = self._can_wait(obs, look, cfg)
             hot = [] if waiting else hot
         if hot:
-            targets, parts = self._scale_out(obs, look, cfg, hot, pause_s, ctx.memory)
+            targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
             ctx.memory["scale_out_asked"] = [ctx.now, {n: fc.recent_ for n, fc in look.forecasts.items()}]
+            # what the load alone asks for: the rest drains a queue, and goes with it (_drained); stamped with the
+            # clock's time, as the rescale it may become is (last_rescale_at), not the scrape's
+            ctx.memory["drain_plan"] = [ctx.now, self._lasting(obs, look, cfg, look.u_max)]
         elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
-            targets, parts = self._drained(obs, look, cfg, ctx.memory, ctx.last_rescale_at)
+            targets, parts = self._drained(obs, look, cfg, ctx)
             if parts:
                 delay = cfg.elastream_confident_scale_down_delay_s
             else:
@@ -440,14 +443,12 @@ class ElastreamPolicy:
                     f"trend (only its noise band is over; the next evaluation sees whether it holds)")
         return ""
 
-    def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str], pause_s: float, mem: dict
+    def _scale_out(self, obs: JobObservation, look: "Outlook", cfg, hot: list[str], pause_s: float = 0.0
                    ) -> tuple[dict[str, int], list[str]]:
         """One step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)."""
         plan = self._plan(obs, look.size, look.caps, cfg, look.u_max, lambda s: cfg.min_parallelism,
                           lambda s: stage_bound(s.max_parallelism, cfg), floor_of=lambda s: int(s.parallelism),
                           pause_s=pause_s, queued_of=lambda s: self._queue_ahead(s, look, cfg))
-        # what the load alone asks for: the rest drains a queue, and goes with it (_drained)
-        mem["drain_plan"] = [obs.timestamp, self._lasting(obs, look, cfg, look.u_max)]
         parts = []
         for s in obs.stages:
             p, new = int(s.parallelism), plan[s.name]
@@ -466,20 +467,20 @@ class ElastreamPolicy:
         return self._plan(obs, look.size, look.caps, cfg, u, lambda s: cfg.min_parallelism,
                           lambda s: stage_bound(s.max_parallelism, cfg), queued_of=lambda s: 0.0)
 
-    def _drained(self, obs: JobObservation, look: "Outlook", cfg, mem: dict, last_rescale_at: float | None
+    def _drained(self, obs: JobObservation, look: "Outlook", cfg, ctx: PolicyContext
                  ) -> tuple[dict[str, int], list[str]]:
         """Item 19: once the queue a scale-out drained is gone, the instances it added only for that go, down to what
         the load asked for then or asks for now (`_lasting`), if that saves `elastream_min_saving_floor` — with no
         rescale in between. The scale-out's hold (`_scale_out_held`) keeps capacity for its load, not its queue."""
-        kept = mem.get("drain_plan")
+        kept = ctx.memory.get("drain_plan")
         current = obs.parallelism
-        if (not kept or last_rescale_at is None or abs(last_rescale_at - kept[0]) > 1.0
-                or obs.timestamp - kept[0] < cfg.elastream_min_saving_age_s
-                or not self._scale_out_held(obs, look, cfg, mem)):
+        if (not kept or ctx.last_rescale_at is None or abs(ctx.last_rescale_at - kept[0]) > 1.0
+                or ctx.now - kept[0] < cfg.elastream_min_saving_age_s
+                or not self._scale_out_held(obs, look, cfg, ctx.memory)):
             return dict(current), []
         u_in = look.u_max - cfg.elastream_hysteresis  # as a scale-in plans: room before the next scale-out
-        now = self._lasting(obs, look, cfg, u_in)
-        plan = {n: min(current[n], max(kept[1].get(n, 0), now[n])) for n in current}
+        load_now = self._lasting(obs, look, cfg, u_in)
+        plan = {n: min(current[n], max(kept[1].get(n, 0), load_now[n])) for n in current}
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving_floor * sum(current.values())):
             return dict(current), []

@@ -4,7 +4,12 @@ import pytest
 
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import PolicyContext
+from elasticity.adapters import InMemoryStateStore, ListEventSink, ManualClock
+from elasticity.autoscaler import JobAutoscaler
 from elasticity.policies.elastream import ElastreamPolicy, drain_rate
+from elasticity.simulation.families import FAMILIES
+from elasticity.simulation.job import SimulatedJob
+from elasticity.simulation.runner import run, within_bounds
 from tests.unit.elasticity.helpers import obs, stage
 
 
@@ -124,9 +129,6 @@ def test_the_instances_a_step_back_up_added_to_drain_its_queue_go_once_it_has_dr
     # step-down-up-1 (a tuning seed): the step back up queues 11k records; the scale-out adds instances to drain
     # them in 30 s, and keeps only what the load asks for once they are gone and the load has held for
     # elastream_min_saving_age_s — not the whole scale-out's hold (elastream_scale_out_hold_s)
-    from elasticity.simulation.families import FAMILIES
-    from elasticity.simulation.runner import run
-
     cfg = PolicyConfig()
     res = run(FAMILIES["step-down-up"](1), "elastream", cfg, keep_decisions=True)
     scales = [d for d in res.decisions if d.action == "scale"]
@@ -139,3 +141,32 @@ def test_the_instances_a_step_back_up_added_to_drain_its_queue_go_once_it_has_dr
     assert saved >= cfg.elastream_min_saving_floor * sum(release.current.values())
     tl = res.timeline  # and what is left carries the load: no latency over the target after the release
     assert not (tl.latency_p99[tl.t > release.timestamp + 60] > cfg.latency_target_s).any()
+
+
+def test_the_drain_release_holds_when_the_scrape_is_older_than_the_evaluation():
+    # in the operator an observation carries Prometheus's sample time, seconds before the evaluation's clock, and the
+    # rescale is stamped with the clock's (last_rescale_at): the release must match the scale-out by that time
+    class LaggingScrape:
+        def __init__(self, job):
+            self.job = job
+
+        def observe(self, name):
+            o = self.job.observe(name)
+            o.timestamp -= 7.0
+            return o
+
+    sc, cfg = FAMILIES["step-down-up"](1), PolicyConfig()
+    spec = sc.job_spec()
+    job = SimulatedJob(spec, sc.arrivals(None), dt=sc.dt, seed=sc.seed, metrics_window_s=cfg.evaluation_interval_s)
+    job.set_initial_parallelism(within_bounds(spec, job.p, cfg))
+    clock = ManualClock(0.0)
+    scaler = JobAutoscaler(spec.name, cfg, metrics=LaggingScrape(job), realizer=job, store=InMemoryStateStore(),
+                           events=ListEventSink(), clock=clock)
+    every, reasons = int(round(cfg.evaluation_interval_s / sc.dt)), []
+    for k in range(job.n - 1):
+        job.step()
+        if (k + 1) % every == 0:
+            clock.t = job.now
+            d = scaler.scale()
+            reasons += [d.reason] if d.action == "scale" else []
+    assert sum("the queue the scale-out drained is gone" in r for r in reasons) == 1, reasons
