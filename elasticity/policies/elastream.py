@@ -469,9 +469,11 @@ class ElastreamPolicy:
 
     def _drained(self, obs: JobObservation, look: "Outlook", cfg, ctx: PolicyContext
                  ) -> tuple[dict[str, int], list[str]]:
-        """Item 19: once the queue a scale-out drained is gone, the instances it added only for that go, down to what
-        the load asked for then or asks for now (`_lasting`), if that saves `elastream_min_saving_floor` — with no
-        rescale in between. The scale-out's hold (`_scale_out_held`) keeps capacity for its load, not its queue."""
+        """Item 19: once the queue a scale-out drained is gone (propose() asks only when caught up) and its load has
+        held for `elastream_min_saving_age_s` (a spike's does not: its end takes one scale-in, not two), the instances
+        it added only for the queue go, down to what the load asked for then or asks for now (`_lasting`), if that
+        saves `elastream_min_saving_floor` — with no rescale in between. The scale-out's hold (`_scale_out_held`)
+        keeps capacity for its load, not its queue."""
         kept = ctx.memory.get("drain_plan")
         current = obs.parallelism
         if (not kept or ctx.last_rescale_at is None or abs(ctx.last_rescale_at - kept[0]) > 1.0
