@@ -82,9 +82,14 @@ def drain_rate(backlog: float | None, rate: float, cfg) -> float:
     times the job, held as long as the crowd."""
     queued = float(backlog or 0.0)
     steady = queued / cfg.catch_up_duration_s
-    if rate > 0 and queued / rate > cfg.latency_target_s:
+    if breaks_target(queued, rate, cfg):
         return max(steady, slo_drain_rate(queued, rate, cfg))
     return steady
+
+
+def breaks_target(queued: float, rate: float, cfg) -> bool:
+    """A queue worth more than the latency target at its stage's rate: every second it lasts is a violation."""
+    return rate > 0 and queued / rate > cfg.latency_target_s
 
 
 def slo_drain_rate(queued: float, rate: float, cfg) -> float:
@@ -221,9 +226,10 @@ class ElastreamPolicy:
             need = rate / u_max + drain_rate(queued, rate, cfg) + slo_drain_rate(rate * pause_s, rate, cfg)
             ups = [u for u in s.upstream if u in planned_out]
             pushed = sum(planned_out[u] for u in ups)
+            after_surge = any(u in surging for u in ups)
             if ups and cfg.elastream_burst_coverage > 0:
-                need = max(need, _coverage(cfg, any(u in surging for u in ups)) * pushed)
-            if any(u in surging for u in ups) or (rate > 0 and queued / rate > cfg.latency_target_s):
+                need = max(need, _coverage(cfg, after_surge) * pushed)
+            if after_surge or breaks_target(queued, rate, cfg):
                 surging.add(s.name)
             lo, hi = lo_of(s), hi_of(s)
             if floor_of is not None:
@@ -261,12 +267,12 @@ class ElastreamPolicy:
         elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
-            targets, parts = self._drained(obs, look, cfg, ctx)
-            if parts:
-                delay = cfg.elastream_confident_scale_down_delay_s
-            else:
-                waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
-            if not parts and not waiting:
+            waiting = self._scale_out_held(obs, look, cfg, ctx.memory)
+            if waiting:  # held for its load: the instances it added for its queue may go (item 19)
+                targets, parts = self._drained(obs, look, cfg, ctx)
+                if parts:
+                    waiting, delay = "", cfg.elastream_confident_scale_down_delay_s
+            if not waiting and not parts:
                 targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s,
                                                                 ctx.memory, ctx.last_rescale_at)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
@@ -469,16 +475,14 @@ class ElastreamPolicy:
 
     def _drained(self, obs: JobObservation, look: "Outlook", cfg, ctx: PolicyContext
                  ) -> tuple[dict[str, int], list[str]]:
-        """Item 19: once the queue a scale-out drained is gone (propose() asks only when caught up) and its load has
-        held for `elastream_min_saving_age_s` (a spike's does not: its end takes one scale-in, not two), the instances
-        it added only for the queue go, down to what the load asked for then or asks for now (`_lasting`), if that
-        saves `elastream_min_saving_floor` — with no rescale in between. The scale-out's hold (`_scale_out_held`)
-        keeps capacity for its load, not its queue."""
+        """Item 19, asked while the scale-out is held (`_scale_out_held`, which keeps capacity for its load, not its
+        queue) and caught up: once its load has held for `elastream_min_saving_age_s` (a spike's does not: its end
+        takes one scale-in, not two), the instances it added only for the queue go, down to what the load asked for
+        then or asks for now (`_lasting`), if that saves `elastream_min_saving_floor` — with no rescale in between."""
         kept = ctx.memory.get("drain_plan")
         current = obs.parallelism
         if (not kept or ctx.last_rescale_at is None or abs(ctx.last_rescale_at - kept[0]) > 1.0
-                or ctx.now - kept[0] < cfg.elastream_min_saving_age_s
-                or not self._scale_out_held(obs, look, cfg, ctx.memory)):
+                or ctx.now - kept[0] < cfg.elastream_min_saving_age_s):
             return dict(current), []
         u_in = look.u_max - cfg.elastream_hysteresis  # as a scale-in plans: room before the next scale-out
         load_now = self._lasting(obs, look, cfg, u_in)

@@ -99,6 +99,8 @@ def test_downstream_of_a_surge_gets_the_surge_coverage():
     assert plan(6000) == {"src": 3, "map": 15}  # 6 s queued: 1.1 × (1111 + 200) = 1442/s → 15, not 1.05 × → 14
     assert plan(6000, coverage=1.15)["map"] == 16  # a higher coverage set by the user stays: 1.15 × 1311 → 15.1 → 16
     assert plan(6000, coverage=0.0)["map"] == 12  # no coverage at all stays none: the map's own 1111/s
+
+
 def test_confident_scale_in_asks_for_a_shorter_delay_and_the_user_value_wins():
     cfg = PolicyConfig()
     assert cfg.scale_down_delay_s is None and cfg.effective_scale_down_delay_s == 600.0

@@ -2,10 +2,10 @@
 elastream_slo_drain_share × the rate."""
 import pytest
 
-from elasticity.config import PolicyConfig
-from elasticity.policies.base import PolicyContext
 from elasticity.adapters import InMemoryStateStore, ListEventSink, ManualClock
 from elasticity.autoscaler import JobAutoscaler
+from elasticity.config import PolicyConfig
+from elasticity.policies.base import PolicyContext
 from elasticity.policies.elastream import ElastreamPolicy, drain_rate
 from elasticity.simulation.families import FAMILIES
 from elasticity.simulation.job import SimulatedJob
