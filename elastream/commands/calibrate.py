@@ -12,8 +12,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fit the simulator's Spark job to a real run and compare the two",
         description="Fit the simulator's micro-batch job (capacity per executor, fixed costs per batch, how long "
         "added executors take to arrive and warm up, the pause of a rescale) to a run made by `elastream run "
-        "APP --report DIR` of a Spark app with a generator source; replay the run's load under the app's policy in "
-        "the simulator; print the fitted figures and real against simulated, and draw both to DIR/calibration.png.",
+        "APP --report DIR` of a Spark app with a generator source; replay the run's load, from its first commit, "
+        "under the app's policy in the simulator; print the fitted figures and real against simulated, and draw both to DIR/calibration.png.",
     )
     p.add_argument("app", type=Path, help="the StreamApp YAML the run ran (its trigger, executors and policy)")
     p.add_argument("report", type=Path, help="the run's report directory (elastream run --report)")
