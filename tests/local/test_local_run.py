@@ -61,7 +61,7 @@ def simulator_calibrated_to_the_run(report_dir: Path, capsys) -> None:
     assert "provision_s" not in fitted["defaulted"] and 0 < fitted["provision_s"] < 60, out  # an executor JVM starts
     assert compared["first scale-out at"]["simulated"] != "-", out  # the replay scales out under the step too
     real, simulated = (float(compared["executor-seconds"][k]) for k in ("real", "simulated"))
-    assert abs(simulated / real - 1) < 0.35, out  # measured 223 / 214
+    assert abs(simulated / real - 1) < 0.35, out  # measured 190 / 191, and 183 / 178 beside 4 CPU hogs
     assert (report_dir / "calibration.png").stat().st_size > 10_000
 
 
