@@ -33,7 +33,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
 11. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
    stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
 12. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
-   scale-out asks to come `elastream_follow_up_s` after it instead of a whole stabilization window later.
+   scale-out asks to come `elastream_follow_up_s` after it instead of a whole stabilization window later — or one
+   evaluation after it, if it was a scale-in: no instance of the smaller job warms up, and its queue growing is
+   the load outrunning it.
 13. Recall: a scale-out sizes for at least the highest level a source sustained within `elastream_recall_s` (a load
    that rises again mostly returns where it was: one rescale, not a climb in steps), and a trend is not extrapolated
    past a high reached before the current rise.
@@ -153,6 +155,8 @@ class ElastreamPolicy:
             # the parallelism grew since the last evaluation: that rescale was a scale-out
             seen.append([t, total > mem.get("total_parallelism", total)])
             new_scale_out = t if seen[-1][1] else None
+            if total < mem.get("total_parallelism", total):  # known to be a scale-in (the follow-up's pace)
+                mem["scaled_in_at"] = t
         mem["rescale_times"], mem["total_parallelism"] = seen, total
         return len(seen), any(up for _, up in seen), new_scale_out
 
@@ -169,7 +173,8 @@ class ElastreamPolicy:
 
     @staticmethod
     def _follow_up(ctx: PolicyContext) -> tuple[float | None, float]:
-        """(`elastream_follow_up_s` or None, the job's queue): the follow-up when the last rescale left the job
+        """(`elastream_follow_up_s`, one evaluation after a scale-in, or None; the job's queue): the follow-up when
+        the last rescale left the job
         behind — a queue the guards call catching up that grew since the last evaluation (a scale-out sized on a
         step half-seen, or a scale-in the load outran). A scale-out may then follow it before the stabilization
         window ends."""
@@ -179,7 +184,11 @@ class ElastreamPolicy:
         catching, backlog, _ = backlog_catching_up(ctx.observation, cfg)
         before, mem["queue_before"] = mem.get("queue_before"), backlog
         behind = catching and before is not None and backlog > before and ctx.last_rescale_at is not None
-        return (cfg.elastream_follow_up_s if behind and cfg.elastream_follow_up_s > 0 else None), backlog
+        if not behind or cfg.elastream_follow_up_s <= 0:
+            return None, backlog
+        scaled_in = mem.get("scaled_in_at") == ctx.last_rescale_at
+        return (min(cfg.elastream_follow_up_s, cfg.evaluation_interval_s) if scaled_in
+                else cfg.elastream_follow_up_s), backlog
 
     @staticmethod
     def _stalling_pause(ctx: PolicyContext) -> float:

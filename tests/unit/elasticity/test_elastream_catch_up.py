@@ -118,6 +118,16 @@ def test_a_queue_that_keeps_growing_after_a_rescale_asks_for_an_early_follow_up(
     assert shrank.follow_up_after_s is None, "a queue that drains waits out the stabilization window"
 
 
+def test_a_scale_in_the_load_outran_is_followed_up_one_evaluation_after_it():
+    # step-down-up-104 at loads x 0.2: a scale-in 30 s before the step back up; the scale-out then waited 90 s
+    cfg, pol, mem = PolicyConfig(latency_target_s=5.0, elastream_follow_up_s=90.0), ElastreamPolicy(), {}
+    o = obs(stage("src", p=7, rate=2000.0, busy=0.5, maxp=360), t=0.0)
+    pol.propose(PolicyContext(o, [o], cfg, 0.0, mem))  # 7 instances before the scale-in realized at 10 s
+    _overloaded(pol, cfg, mem, 30.0, backlog=20_000.0, rescaled_at=10.0)
+    grew = _overloaded(pol, cfg, mem, 60.0, backlog=40_000.0, rescaled_at=10.0)
+    assert grew.follow_up_after_s == cfg.evaluation_interval_s == 30.0
+
+
 def test_no_follow_up_without_a_rescale_or_when_switched_off():
     for cfg, rescaled_at in ((PolicyConfig(), None), (PolicyConfig(elastream_follow_up_s=0.0), 0.0)):
         pol, mem = ElastreamPolicy(), {}
