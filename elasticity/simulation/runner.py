@@ -15,6 +15,7 @@ from elasticity.model import Decision
 from elasticity.policies import REGISTRY, Policy
 from elasticity.policies.base import stage_bound
 from elasticity.policies.capacity import effective_parallelism
+from elasticity.ports import MetricsSource
 from elasticity.simulation.job import SimulatedJob, Timeline
 from elasticity.simulation.oracle import Oracle
 from elasticity.simulation.scenarios import Scenario
@@ -98,10 +99,12 @@ def most_rate_carried(spec, cfg: PolicyConfig) -> float:
 
 def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, seed: int | None = None,
         keep_decisions: bool = False, start: str = "as-deployed", agent: Policy | None = None,
-        progress: Callable[[float], None] | None = None) -> SimResult:
+        progress: Callable[[float], None] | None = None,
+        metrics: Callable[[SimulatedJob], MetricsSource] | None = None) -> SimResult:
     """Simulate `scenario` under `policy`; `agent` runs a policy object in its place (rl training tries
     candidate weights this way); `progress`, if given, is called with the fraction of steps done (0..1), at
-    most PROGRESS_REPORTS times."""
+    most PROGRESS_REPORTS times; `metrics`, if given, wraps the job's metrics before the autoscaler reads them
+    (a scrape older than the evaluation, as Prometheus's is)."""
     if policy not in POLICIES:
         raise InputError(f"unknown policy {policy!r}; valid: {', '.join(POLICIES)}")
     if start not in STARTS:
@@ -128,7 +131,7 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
         rescales = job.rescales
     else:
         clock = ManualClock(0.0)
-        scaler = JobAutoscaler(spec.name, cfg, metrics=job, realizer=job, store=InMemoryStateStore(),
+        scaler = JobAutoscaler(spec.name, cfg, metrics=metrics(job) if metrics else job, realizer=job, store=InMemoryStateStore(),
                                events=ListEventSink(), clock=clock, policy=agent)
         every = max(1, int(round(cfg.evaluation_interval_s / scenario.dt)))
         for k in range(job.n):

@@ -2,14 +2,11 @@
 elastream_slo_drain_share × the rate."""
 import pytest
 
-from elasticity.adapters import InMemoryStateStore, ListEventSink, ManualClock
-from elasticity.autoscaler import JobAutoscaler
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import PolicyContext
 from elasticity.policies.elastream import ElastreamPolicy, drain_rate
 from elasticity.simulation.families import FAMILIES
-from elasticity.simulation.job import SimulatedJob
-from elasticity.simulation.runner import run, within_bounds
+from elasticity.simulation.runner import run
 from tests.unit.elasticity.helpers import obs, stage
 
 
@@ -165,18 +162,6 @@ def test_the_drain_release_holds_when_the_scrape_is_older_than_the_evaluation():
             o.timestamp -= 7.0
             return o
 
-    sc, cfg = FAMILIES["step-down-up"](1), PolicyConfig()
-    spec = sc.job_spec()
-    job = SimulatedJob(spec, sc.arrivals(None), dt=sc.dt, seed=sc.seed, metrics_window_s=cfg.evaluation_interval_s)
-    job.set_initial_parallelism(within_bounds(spec, job.p, cfg))
-    clock = ManualClock(0.0)
-    scaler = JobAutoscaler(spec.name, cfg, metrics=LaggingScrape(job), realizer=job, store=InMemoryStateStore(),
-                           events=ListEventSink(), clock=clock)
-    every, reasons = int(round(cfg.evaluation_interval_s / sc.dt)), []
-    for k in range(job.n - 1):
-        job.step()
-        if (k + 1) % every == 0:
-            clock.t = job.now
-            d = scaler.scale()
-            reasons += [d.reason] if d.action == "scale" else []
+    result = run(FAMILIES["step-down-up"](1), "elastream", keep_decisions=True, metrics=LaggingScrape)
+    reasons = [d.reason for d in result.decisions if d.action == "scale"]
     assert sum("the queue the scale-out drained is gone" in r for r in reasons) == 1, reasons
