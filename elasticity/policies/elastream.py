@@ -153,9 +153,10 @@ class ElastreamPolicy:
         t, new_scale_out = ctx.last_rescale_at, None
         if t is not None and ctx.now - t < 3600.0 and all(r[0] != t for r in seen):
             # the parallelism grew since the last evaluation: that rescale was a scale-out
-            seen.append([t, total > mem.get("total_parallelism", total)])
-            new_scale_out = t if seen[-1][1] else None
-            if total < mem.get("total_parallelism", total):  # known to be a scale-in (the follow-up's pace)
+            before = mem.get("total_parallelism", total)  # unknown (a restart): neither out nor in
+            seen.append([t, total > before])
+            new_scale_out = t if total > before else None
+            if total < before:  # a scale-in: the follow-up comes sooner (_follow_up)
                 mem["scaled_in_at"] = t
         mem["rescale_times"], mem["total_parallelism"] = seen, total
         return len(seen), any(up for _, up in seen), new_scale_out
@@ -174,10 +175,9 @@ class ElastreamPolicy:
     @staticmethod
     def _follow_up(ctx: PolicyContext) -> tuple[float | None, float]:
         """(`elastream_follow_up_s`, one evaluation after a scale-in, or None; the job's queue): the follow-up when
-        the last rescale left the job
-        behind — a queue the guards call catching up that grew since the last evaluation (a scale-out sized on a
-        step half-seen, or a scale-in the load outran). A scale-out may then follow it before the stabilization
-        window ends."""
+        the last rescale left the job behind — a queue the guards call catching up that grew since the last
+        evaluation (a scale-out sized on a step half-seen, or a scale-in the load outran). A scale-out may then
+        follow it before the stabilization window ends."""
         from elasticity.guards import backlog_catching_up  # the guards import the policies
 
         cfg, mem = ctx.config, ctx.memory
