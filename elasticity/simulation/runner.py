@@ -131,8 +131,8 @@ def run(scenario: Scenario, policy: str, config: PolicyConfig | None = None, see
         rescales = job.rescales
     else:
         clock = ManualClock(0.0)
-        scaler = JobAutoscaler(spec.name, cfg, metrics=metrics(job) if metrics else job, realizer=job, store=InMemoryStateStore(),
-                               events=ListEventSink(), clock=clock, policy=agent)
+        scaler = JobAutoscaler(spec.name, cfg, metrics=metrics(job) if metrics else job, realizer=job,
+                               store=InMemoryStateStore(), events=ListEventSink(), clock=clock, policy=agent)
         every = max(1, int(round(cfg.evaluation_interval_s / scenario.dt)))
         for k in range(job.n):
             job.step()
