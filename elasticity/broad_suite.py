@@ -54,12 +54,12 @@ def run_suite(seeds: tuple[int, ...], families: list[str] | None = None, with_bu
                     within=MEDIAN_TARGET, config=config), floors)
 
 
-def by_family(results: dict, floors: dict) -> dict[str, dict[str, dict[str, float]]]:
+def by_family(results: dict, floors: dict, family=family_of) -> dict[str, dict[str, dict[str, float]]]:
     """{FAMILY: {POLICY: {"runs", "slo_violation_s", "x_oracle", "x_floor", "rescales", "rescales_undone"}}} (sums
-    over seeds)."""
+    over seeds, or over a family's traces: `family` names a run's family)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for name, per_policy in results.items():
-        fam = out.setdefault(family_of(name), {})
+        fam = out.setdefault(family(name), {})
         oracle = per_policy["oracle"]["executor_seconds"]
         for pol, s in per_policy.items():
             if pol == "oracle":
@@ -111,15 +111,16 @@ def least_rescales_for_median(floors: dict, runs) -> int | None:
     return sum(ks[:need]) if runs and len(ks) >= need else None
 
 
-def aggregate(results: dict, families: dict, floors: dict | None = None) -> dict[str, Any]:
-    """The issue's aggregate checks, over the family scenarios (not the built-ins); with the floors, also the
-    median run's floor at the rescale counts that matter (`median_floors`) and the fewest rescales for a median run
-    at MEDIAN_TARGET (`least_rescales_for_median`)."""
-    runs = {n: r for n, r in results.items() if family_of(n) in FAMILIES}
+def aggregate(results: dict, families: dict, floors: dict | None = None, family=family_of,
+              known=FAMILIES) -> dict[str, Any]:
+    """The issue's aggregate checks, over the runs whose `family` is `known` (the family scenarios, not the
+    built-ins); with the floors, also the median run's floor at the rescale counts that matter (`median_floors`) and
+    the fewest rescales for a median run at MEDIAN_TARGET (`least_rescales_for_median`)."""
+    runs = {n: r for n, r in results.items() if family(n) in known}
     rescales = {p: sum(r[p]["rescales"] for r in runs.values()) for p in ("ds2", "elastream")}
     cost = {p: statistics.median(r[p]["executor_seconds"] / r["oracle"]["executor_seconds"] for r in runs.values())
             for p in next(iter(runs.values())) if p != "oracle"} if runs else {}
-    fams = {f: v for f, v in families.items() if f in FAMILIES}
+    fams = {f: v for f, v in families.items() if f in known}
     return {
         "elastream_rescales_over_ds2": round(rescales["elastream"] / max(rescales["ds2"], 1), 3) if runs else None,
         "median_run_x_oracle": {p: round(c, 3) for p, c in cost.items()},
@@ -144,6 +145,25 @@ def _ranges(seeds: tuple[int, ...]) -> str:
     return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
 
 
+def family_tables(families: dict) -> list[str]:
+    """The markdown lines of the per-family tables: each policy's sums, then elastream against ds2."""
+    lines = ["| family | runs | policy | SLO violation (s) | × oracle | × floor | rescales | undone |",
+             "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for fam, per_policy in families.items():
+        for pol, a in per_policy.items():
+            x_floor = "–" if a["x_floor"] is None else f"{a['x_floor']:.3f}"
+            lines.append(f"| {fam} | {a['runs']} | {pol} | {a['slo_violation_s']:.0f} | {a['x_oracle']:.3f} | "
+                         f"{x_floor} | {a['rescales']} | {a['rescales_undone']} |")
+    lines += ["", "| family | elastream dominates ds2 | SLO ≤ ds2 | executor-s ≤ ds2 | rescales (elastream / ds2) |",
+              "|---|---|---|---|---:|"]
+    for fam, v in families.items():
+        e, d = v["elastream"], v["ds2"]
+        checks = [no_worse(e, d), no_worse(e, d, ["slo_violation_s"]), no_worse(e, d, ["executor_seconds"])]
+        lines.append(f"| {fam} | " + " | ".join("yes" if ok else "**no**" for ok in checks)
+                     + f" | {e['rescales']} / {d['rescales']} |")
+    return lines
+
+
 def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float,
              scale: float = 1.0, latency_model: str = DEFAULT_LATENCY_MODEL) -> str:
     model = "" if latency_model == DEFAULT_LATENCY_MODEL else f"; {latency_model} latency model"
@@ -161,21 +181,8 @@ def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...],
              "oracle's (× oracle) and over the rescale-budget floor at the policy's own rescale count (× floor), "
              "rescales (– where no schedule within that many rescales keeps up), and of them those that reversed the "
              f"one before within {UNDONE_WITHIN_S / 60:.0f} minutes (undone). dominates = elastream no worse than "
-             "ds2 on all three.", "",
-             "| family | runs | policy | SLO violation (s) | × oracle | × floor | rescales | undone |",
-             "|---|---:|---|---:|---:|---:|---:|---:|"]
-    for fam, per_policy in families.items():
-        for pol, a in per_policy.items():
-            x_floor = "–" if a["x_floor"] is None else f"{a['x_floor']:.3f}"
-            lines.append(f"| {fam} | {a['runs']} | {pol} | {a['slo_violation_s']:.0f} | {a['x_oracle']:.3f} | "
-                         f"{x_floor} | {a['rescales']} | {a['rescales_undone']} |")
-    lines += ["", "| family | elastream dominates ds2 | SLO ≤ ds2 | executor-s ≤ ds2 | rescales (elastream / ds2) |",
-              "|---|---|---|---|---:|"]
-    for fam, v in families.items():
-        e, d = v["elastream"], v["ds2"]
-        checks = [no_worse(e, d), no_worse(e, d, ["slo_violation_s"]), no_worse(e, d, ["executor_seconds"])]
-        lines.append(f"| {fam} | " + " | ".join("yes" if ok else "**no**" for ok in checks)
-                     + f" | {e['rescales']} / {d['rescales']} |")
+             "ds2 on all three.", ""]
+    lines += family_tables(families)
     med = agg["median_run_x_oracle"]
     lines += ["", f"Aggregate over the families' runs: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's "
               "rescales; the median run costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. "

@@ -13,20 +13,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="every scaling policy on several load scenarios, side by side with an oracle and the "
              "rescale-budget floor (the least any foresighted schedule with as many rescales could spend)",
     )
-    e.add_argument("--suite", choices=["main", "broad"], default="main",
+    e.add_argument("--suite", choices=["main", "broad", "traces"], default="main",
                    help="main: the built-in scenarios (default); broad: parameterised load families (flash crowds, "
                         "sawtooth ramps, a compressed week, a web-like day, slow growth, on/off bursts, rare "
-                        "spikes, a step down and back up) over many seeds, plus the built-ins, judged per family")
+                        "spikes, a step down and back up) over many seeds, plus the built-ins, judged per family; "
+                        "traces: the same shapes as CSV traces from other generators (rows every 5-60 s, other noise "
+                        "and magnitudes; elasticity/simulation/trace_set.py), judged the same way")
+    e.add_argument("--traces", metavar="DIR",
+                   help="judge the policies on your own CSV traces instead: every DIR/*.csv (header time,rate) is "
+                        "run as `elastream simulate --trace` runs it, and traces named SHAPE-ANYTHING.csv are judged "
+                        "together as a family; leaves docs/benchmarks.md as it is")
+    e.add_argument("--write-traces", metavar="DIR",
+                   help="write the --suite traces set to DIR as SHAPE-VARIANT.csv (to read, plot or simulate one) "
+                        "and stop")
     e.add_argument("--seeds", choices=["reporting", "tuning", "tuning-wide", "check"],
                    help="with --suite broad: the seeds to draw the families from (default reporting, 100-105; "
                         "defaults are chosen on tuning seeds only: tuning, 0-3, quick, and tuning-wide, 0-9 and 30-49, "
                         "to weigh them; check: 10-29, a wider sample no default was chosen on either, to read the "
                         "reporting verdicts' spread)")
     e.add_argument("--policies", metavar="LIST",
-                   help="with --suite broad: only these policies, comma-separated (elastream, ds2 and oracle always "
-                        "run: the verdicts need them); a partial run leaves docs/benchmarks.md as it is")
+                   help="with --suite broad or traces: only these policies, comma-separated (elastream, ds2 and "
+                        "oracle always run: the verdicts need them); a partial run leaves docs/benchmarks.md as it is")
     e.add_argument("--set", action="append", metavar="KNOB=VALUE",
-                   help="with --suite broad, for tuning: run every policy with this PolicyConfig knob set "
+                   help="with --suite broad or traces, for tuning: run every policy with this PolicyConfig knob set "
                    "(elasticity/config.py; repeatable, e.g. --set elastream_min_saving=0.25); leaves "
                    "docs/benchmarks.md as it is")
     e.add_argument("--scale", type=_load_scale, metavar="F",
@@ -240,11 +249,27 @@ def _load_scale(value: str) -> float:
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:
+    if getattr(args, "write_traces", None):
+        from elasticity.simulation.trace_set import write_trace_set
+
+        paths = write_trace_set(args.write_traces)
+        print(f"wrote {len(paths)} traces to {args.write_traces}")
+        return 0
+    if getattr(args, "traces", None):
+        if getattr(args, "suite", "main") not in ("main", "traces"):
+            print(f"error: --traces runs your traces instead of --suite {args.suite}: give one of them")
+            return 2
+        args.suite = "traces"
+    traces = getattr(args, "suite", "main") == "traces"
     for option in ("seeds", "policies", "set", "scale", "latency_model"):
-        if getattr(args, option, None) and getattr(args, "suite", "main") != "broad":
+        allowed = ("policies", "set") if traces else ()
+        if getattr(args, option, None) and getattr(args, "suite", "main") != "broad" and option not in allowed:
             print(f"error: --{option.replace('_', '-')} is the broad suite's: give it with --suite broad")
             return 2
-    if getattr(args, "suite", "main") == "broad":
+    if traces:
+        from elasticity.trace_bench import bench_main
+        section = "elasticity-traces"
+    elif getattr(args, "suite", "main") == "broad":
         args.seeds = args.seeds or "reporting"
         from elasticity.broad_suite import bench_main
         scale = getattr(args, "scale", None) or 1.0

@@ -1,0 +1,102 @@
+"""`elastream bench elasticity --traces DIR | --suite traces`: the broad suite's verdicts on CSV load traces.
+
+Every `*.csv` of a directory is one run; its family is its file name up to the last `-` (`week-a.csv` → week), so
+traces of one shape are judged together, as a family's seeds are. `--suite traces` runs the independent set of
+`simulation/trace_set.py` (written to a temporary directory) and writes its section of docs/benchmarks.md;
+`--traces DIR` runs your own and leaves the docs alone.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from elasticity.benchmark import run_all
+from elasticity.broad_suite import (MEDIAN_TARGET, SLO_AND_COST, aggregate, by_family, chosen_policies, config_with,
+                                    family_tables, no_worse, share_of_ds2)
+from elasticity.errors import InputError
+from elasticity.simulation.runner import UNDONE_WITHIN_S
+from elasticity.simulation.scenarios import from_trace
+from elasticity.simulation.trace_set import write_trace_set
+
+SUITE_COMMAND = "elastream bench elasticity --suite traces"
+
+
+def trace_family(name: str) -> str:
+    """A trace's family: its name up to the last '-' (the whole name if it has none)."""
+    head, _, _ = name.rpartition("-")
+    return head or name
+
+
+def run_traces(directory: str | Path, policies, progress=None, jobs: int = 1, config=None) -> tuple[dict, dict]:
+    """({TRACE: {POLICY: summary}}, {TRACE: rescale floors}) over every *.csv in directory."""
+    files = sorted(Path(directory).glob("*.csv"))
+    if not files:
+        raise InputError(f"--traces {directory}: no *.csv trace in it (a trace: header time,rate)")
+    scenarios = {f.stem: from_trace(str(f)) for f in files}
+    floors: dict = {}
+    results = run_all(scenarios, policies=policies, progress=progress, floors=floors, jobs=jobs,
+                      budgets=share_of_ds2, within=MEDIAN_TARGET, config=config)
+    return results, floors
+
+
+def markdown(families: dict, agg: dict, source: str, command: str, elapsed_s: float) -> str:
+    n = sum(v["elastream"]["runs"] for v in families.values())
+    lines = [f"## Elasticity on CSV traces — {source}", "",
+             f"Made by `{command}` on {time.strftime('%Y-%m-%d')} ({elapsed_s:.0f} s): {n} traces, each run as "
+             "`elastream simulate --trace` runs it (1-s steps, the job sized for the first rate), grouped in "
+             "families by file name (SHAPE-VARIANT.csv); every policy with the same `PolicyConfig()`. Per family, "
+             "sums over its traces: SLO-violation seconds, executor-seconds over the oracle's (× oracle) and over "
+             "the rescale-budget floor at the policy's own rescale count (× floor), rescales, and of them those that "
+             f"reversed the one before within {UNDONE_WITHIN_S / 60:.0f} minutes (undone).", ""]
+    lines += family_tables(families)
+    med = agg["median_run_x_oracle"]
+    lines += ["", f"Aggregate over the traces: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's "
+              "rescales; the median trace costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. "
+              f"elastream's SLO violation and executor-seconds are both ≤ ds2's in "
+              f"{len(agg['families_slo_and_cost_le_ds2'])} of {len(families)} families "
+              f"({', '.join(agg['families_slo_and_cost_le_ds2']) or 'none'}).", ""]
+    return "\n".join(lines)
+
+
+def verdicts(results: dict) -> tuple[dict, dict]:
+    """(per family, aggregate) of a traces run, without floors (tests, quick checks)."""
+    floors = {n: {"oracle_standard": {}} for n in results}
+    families = by_family(results, floors, family=trace_family)
+    return families, aggregate(results, families, family=trace_family, known=set(families))
+
+
+def bench_main(args) -> int:
+    """`--traces DIR` (your own: docs left alone) or `--suite traces` (the independent set: its docs section)."""
+    policies = chosen_policies(getattr(args, "policies", None))
+    config = config_with(getattr(args, "set", None))
+    t0 = time.perf_counter()
+    own = getattr(args, "traces", None)
+    with tempfile.TemporaryDirectory(prefix="elastream-traces-") as tmp:
+        directory = own or tmp
+        if not own:
+            write_trace_set(tmp)
+        results, floors = run_traces(directory, policies, progress=lambda m: print(m, flush=True),
+                                     jobs=getattr(args, "jobs", 1), config=config)
+    families = by_family(results, floors, family=trace_family)
+    agg = aggregate(results, families, floors, family=trace_family, known=set(families))
+    source = (f"your traces ({own})" if own else "an independent set (elasticity/simulation/trace_set.py: 8 shapes "
+              "× 3 variants, no default chosen on it)")
+    command = f"elastream bench elasticity --traces {own}" if own else SUITE_COMMAND
+    md = markdown(families, agg, source, command, time.perf_counter() - t0)
+    print("\n" + md)
+    if own or config is not None or policies != chosen_policies(None):
+        args.no_docs = True
+    args.markdown = md
+    median = statistics.median(r["elastream"]["executor_seconds"] / r["oracle"]["executor_seconds"]
+                               for r in results.values())
+    failing = [f for f, v in families.items() if not no_worse(v["elastream"], v["ds2"], SLO_AND_COST)]
+    print(f"elastream: SLO and cost ≤ ds2's in {len(families) - len(failing)} of {len(families)} families"
+          f"{' (not in ' + ', '.join(failing) + ')' if failing else ''}; rescales "
+          f"{agg['elastream_rescales_over_ds2']} × ds2's; median trace {median:.3f} × the oracle")
+    if getattr(args, "json", None):
+        Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,
+                                               "rescale_budget_floors": floors}, indent=2) + "\n")
+    return 0

@@ -1,0 +1,72 @@
+"""The CSV-trace benchmark: an independent trace set (other generators than the families, written as a user's
+traces are) and the broad suite's verdicts on any directory of traces, grouped in families by file name."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from elasticity.errors import InputError
+from elasticity.simulation.loads import read_trace
+from elasticity.simulation.trace_set import SHAPES, VARIANTS, trace, write_trace_set
+from elasticity.trace_bench import run_traces, trace_family, verdicts
+from elastream.cli import main
+
+
+def test_the_independent_set_writes_every_shape_and_variant_as_valid_replayable_traces(tmp_path):
+    paths = write_trace_set(tmp_path / "a")
+    assert sorted(p.name for p in paths) == sorted(f"{s}-{v}.csv" for s in SHAPES for v in VARIANTS)
+    again = write_trace_set(tmp_path / "b")
+    for p, q in zip(paths, again):
+        assert p.read_text() == q.read_text()  # the same set every time
+        tr = read_trace(str(p))  # the reader a user's trace goes through: header, increasing times, rates ≥ 0
+        assert 3 * 3600 <= tr.duration_s <= 24 * 3600
+    t, rate = trace("week", "b")
+    assert np.all(np.diff(t) == 60.0) and rate.min() > 0  # variant b: a row a minute
+    t, rate = trace("flash-crowd", "a")
+    assert rate.max() > 2.5 * np.median(rate)  # a crowd stands out of the base
+    assert not np.array_equal(trace("on-off", "c", seed=0)[1], trace("on-off", "c", seed=1)[1][:len(t)])
+
+
+def test_a_trace_family_is_its_name_up_to_the_last_dash():
+    assert trace_family("web-day-c") == "web-day" and trace_family("mytrace") == "mytrace"
+
+
+def _write(path, rates, step=60.0):
+    path.write_text("time,rate\n" + "".join(f"{i * step:.0f},{r}\n" for i, r in enumerate(rates)))
+
+
+def test_your_traces_are_run_per_policy_and_judged_per_family(tmp_path):
+    _write(tmp_path / "step-1.csv", [800] * 15 + [2400] * 30)  # 45 min: a step up ×3
+    _write(tmp_path / "step-2.csv", [1500] * 20 + [500] * 25)  # and one down
+    _write(tmp_path / "flat.csv", [1000] * 40)
+    results, floors = run_traces(tmp_path, policies=("ds2", "elastream", "oracle"))
+    assert set(results) == {"step-1", "step-2", "flat"} and set(floors) == set(results)
+    up = results["step-1"]
+    assert up["elastream"]["rescales"] >= 1 and up["ds2"]["rescales"] >= 1  # both follow the step
+    assert up["elastream"]["executor_seconds"] > results["flat"]["elastream"]["executor_seconds"]
+    families, agg = verdicts(results)
+    assert set(families) == {"step", "flat"} and families["step"]["elastream"]["runs"] == 2
+    total = sum(results[n]["elastream"]["rescales"] for n in results)
+    assert agg["elastream_rescales_over_ds2"] == round(total / sum(results[n]["ds2"]["rescales"] for n in results), 3)
+
+
+def test_the_cli_runs_a_directory_of_traces_and_refuses_what_it_cannot_run(tmp_path, capsys):
+    (tmp_path / "t").mkdir()
+    _write(tmp_path / "t" / "flat-a.csv", [700] * 30)
+    assert main(["bench", "elasticity", "--traces", str(tmp_path / "t"), "--policies", "ds2",
+                 "--no-docs"]) == 0
+    out = capsys.readouterr().out
+    assert "| flat | 1 | elastream |" in out and "--traces" in out
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no \\*.csv trace"):
+        run_traces(tmp_path / "empty", policies=("ds2", "elastream", "oracle"))
+    assert main(["bench", "elasticity", "--suite", "broad", "--traces", str(tmp_path / "t"), "--no-docs"]) == 2
+    assert "--traces" in capsys.readouterr().out
+    assert main(["bench", "elasticity", "--traces", str(tmp_path / "t"), "--scale", "0.5", "--no-docs"]) == 2
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "neg-a.csv").write_text("time,rate\n0,10\n60,-3\n")
+    assert main(["bench", "elasticity", "--traces", str(tmp_path / "bad"), "--no-docs"]) == 2
+    cap = capsys.readouterr()
+    assert "neg-a.csv:3" in cap.err + cap.out  # the reader's error, naming the file and line
+    assert main(["bench", "elasticity", "--write-traces", str(tmp_path / "set")]) == 0
+    assert len(list((tmp_path / "set").glob("*.csv"))) == len(SHAPES) * len(VARIANTS)
