@@ -164,6 +164,15 @@ def family_tables(families: dict) -> list[str]:
     return lines
 
 
+def aggregate_sentence(agg: dict, over: str, run: str, n_families: int) -> str:
+    """The aggregate verdicts in a sentence: rescales over ds2's, each policy's median `run`, families ≤ ds2."""
+    med = agg["median_run_x_oracle"]
+    return (f"Aggregate over {over}: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's rescales; the "
+            f"median {run} costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. elastream's SLO "
+            f"violation and executor-seconds are both ≤ ds2's in {len(agg['families_slo_and_cost_le_ds2'])} of "
+            f"{n_families} families ({', '.join(agg['families_slo_and_cost_le_ds2']) or 'none'}).")
+
+
 def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...], elapsed_s: float,
              scale: float = 1.0, latency_model: str = DEFAULT_LATENCY_MODEL) -> str:
     model = "" if latency_model == DEFAULT_LATENCY_MODEL else f"; {latency_model} latency model"
@@ -183,12 +192,7 @@ def markdown(families: dict, agg: dict, seeds_name: str, seeds: tuple[int, ...],
              f"one before within {UNDONE_WITHIN_S / 60:.0f} minutes (undone). dominates = elastream no worse than "
              "ds2 on all three.", ""]
     lines += family_tables(families)
-    med = agg["median_run_x_oracle"]
-    lines += ["", f"Aggregate over the families' runs: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's "
-              "rescales; the median run costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. "
-              f"elastream's SLO violation and executor-seconds are both ≤ ds2's in "
-              f"{len(agg['families_slo_and_cost_le_ds2'])} of {len(FAMILIES)} families "
-              f"({', '.join(agg['families_slo_and_cost_le_ds2']) or 'none'}).", ""]
+    lines += ["", aggregate_sentence(agg, "the families' runs", "run", len(FAMILIES)), ""]
     fl = agg.get("median_run_floor_x_oracle") or {}
     if SHARE_OF_DS2 in fl:
         lines += [f"The median run's rescale-budget floor — the least a schedule with perfect foresight spends, at the "

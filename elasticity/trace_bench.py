@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from elasticity.benchmark import run_all
-from elasticity.broad_suite import (MEDIAN_TARGET, SLO_AND_COST, aggregate, by_family, chosen_policies, config_with,
-                                    family_tables, no_worse, share_of_ds2)
+from elasticity.broad_suite import (MEDIAN_TARGET, SLO_AND_COST, aggregate, aggregate_sentence, by_family,
+                                    chosen_policies, config_with, family_tables, no_worse, share_of_ds2)
 from elasticity.errors import InputError
 from elasticity.simulation.runner import UNDONE_WITHIN_S
 from elasticity.simulation.scenarios import from_trace
@@ -52,12 +52,7 @@ def markdown(families: dict, agg: dict, source: str, command: str, elapsed_s: fl
              "the rescale-budget floor at the policy's own rescale count (× floor), rescales, and of them those that "
              f"reversed the one before within {UNDONE_WITHIN_S / 60:.0f} minutes (undone).", ""]
     lines += family_tables(families)
-    med = agg["median_run_x_oracle"]
-    lines += ["", f"Aggregate over the traces: elastream makes {agg['elastream_rescales_over_ds2']} × ds2's "
-              "rescales; the median trace costs " + ", ".join(f"{p} {c}" for p, c in med.items()) + " × the oracle. "
-              f"elastream's SLO violation and executor-seconds are both ≤ ds2's in "
-              f"{len(agg['families_slo_and_cost_le_ds2'])} of {len(families)} families "
-              f"({', '.join(agg['families_slo_and_cost_le_ds2']) or 'none'}).", ""]
+    lines += ["", aggregate_sentence(agg, "the traces", "trace", len(families)), ""]
     return "\n".join(lines)
 
 
