@@ -32,6 +32,8 @@ def trace_family(name: str) -> str:
 
 def run_traces(directory: str | Path, policies, progress=None, jobs: int = 1, config=None) -> tuple[dict, dict]:
     """({TRACE: {POLICY: summary}}, {TRACE: rescale floors}) over every *.csv in directory."""
+    if not Path(directory).is_dir():
+        raise InputError(f"--traces {directory}: no such directory")
     files = sorted(Path(directory).glob("*.csv"))
     if not files:
         raise InputError(f"--traces {directory}: no *.csv trace in it (a trace: header time,rate)")

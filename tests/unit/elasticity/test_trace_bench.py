@@ -57,6 +57,8 @@ def test_the_cli_runs_a_directory_of_traces_and_refuses_what_it_cannot_run(tmp_p
                  "--no-docs"]) == 0
     out = capsys.readouterr().out
     assert "| flat | 1 | elastream |" in out and "--traces" in out
+    with pytest.raises(InputError, match="no such directory"):
+        run_traces(tmp_path / "nope", policies=("ds2", "elastream", "oracle"))
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="no \\*.csv trace"):
         run_traces(tmp_path / "empty", policies=("ds2", "elastream", "oracle"))
