@@ -196,7 +196,8 @@ class ElastreamPolicy:
         rebalance stops the world; a Spark executor joins without a pause), else 0. The engine's measured stall
         (ctx.rescale_stall_s) when it reports one; and measured after each rescale made while the job was caught up
         as the largest jump of a stage's backlog, in seconds of its input, between the evaluations around it
-        (a lower bound: part of it has drained), averaged with the earlier measurements. A rescale made with a queue
+        (a lower bound: part of it has drained), net of what a rise of its input rate queued over that interval,
+        averaged with the earlier measurements. A rescale made with a queue
         — a scale-out into a surge — is not measured: the surge's own queue grows across it, and a flash crowd
         read as a 10-s stall kept a third more capacity for the rest of the day."""
         mem, obs, t = ctx.memory, ctx.observation, ctx.last_rescale_at
@@ -206,8 +207,10 @@ class ElastreamPolicy:
             mem["pause_for"] = t
             tolerance = ctx.config.effective_backlog_tolerance_s
             if all(b <= r * tolerance for b, r in before[1].values()):
-                jumps = [(now[n][0] - b) / now[n][1] for n, (b, _) in before[1].items()
-                         if n in now and now[n][1] > 0]
+                # net of what a rise of the load itself queued over the interval (a crowd's onset is no stall)
+                dt = obs.timestamp - before[0]
+                jumps = [(now[n][0] - b - max(0.0, now[n][1] - r) * dt) / now[n][1]
+                         for n, (b, r) in before[1].items() if n in now and now[n][1] > 0]
                 jump = max([0.0] + jumps)
                 old = mem.get("pause_s")
                 mem["pause_s"] = jump if old is None else 0.5 * (old + jump)

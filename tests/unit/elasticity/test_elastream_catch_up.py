@@ -77,6 +77,19 @@ def test_a_surges_own_queue_is_not_taken_for_a_stall():
     assert mem["pause_s"] == 8.0
 
 
+def test_a_crowds_onset_across_a_caught_up_rescale_is_not_taken_for_a_stall():
+    # a scale-out at 30 s from a caught-up job; by 60 s the load has risen from 2,000 to 2,600/s (a crowd's onset)
+    # and queued 16,000: 18,000 is what the rise alone brings in over the 30 s — no stall; 6,000 more would be 2.3 s
+    cfg, pol, mem = PolicyConfig(), ElastreamPolicy(), {}
+    _evaluate(pol, cfg, mem, 30.0, backlog=0.0)
+    _evaluate(pol, cfg, mem, 60.0, backlog=16_000.0, rescaled_at=30.0, rate=2600.0)
+    assert mem["pause_s"] == 0.0  # was 16,000 / 2,600 = 6.2 s, planned for in every later plan
+    cfg, pol, mem = PolicyConfig(), ElastreamPolicy(), {}
+    _evaluate(pol, cfg, mem, 30.0, backlog=0.0)
+    _evaluate(pol, cfg, mem, 60.0, backlog=24_000.0, rescaled_at=30.0, rate=2600.0)
+    assert mem["pause_s"] == pytest.approx(6_000.0 / 2600.0)
+
+
 def test_a_short_pause_is_not_planned_for():
     cfg = PolicyConfig()
     pol, mem = ElastreamPolicy(), {}
