@@ -72,3 +72,22 @@ def test_the_cli_runs_a_directory_of_traces_and_refuses_what_it_cannot_run(tmp_p
     assert "neg-a.csv:3" in cap.err + cap.out  # the reader's error, naming the file and line
     assert main(["bench", "elasticity", "--write-traces", str(tmp_path / "set")]) == 0
     assert len(list((tmp_path / "set").glob("*.csv"))) == len(SHAPES) * len(VARIANTS)
+
+
+def test_the_second_set_script_writes_32_traces_the_reader_accepts(tmp_path):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[3] / "scripts" / "second-trace-set.py"
+    argv, sys.argv = sys.argv, [str(script), str(tmp_path)]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv = argv
+    files = sorted(tmp_path.glob("*.csv"))
+    assert len(files) == 32 and (tmp_path / "INDEX.md").exists()
+    families = {trace_family(f.stem) for f in files}
+    assert families == set(SHAPES)  # the same eight shapes, judged as families by --traces
+    for f in files:
+        assert read_trace(str(f)).duration_s >= 3 * 3600 - 60
