@@ -261,8 +261,8 @@ def _run_elasticity(args: argparse.Namespace) -> int:
             return 2
         args.suite = "traces"
     traces = getattr(args, "suite", "main") == "traces"
+    allowed = ("policies", "set") if traces else ()  # the options the traces benchmark shares with broad
     for option in ("seeds", "policies", "set", "scale", "latency_model"):
-        allowed = ("policies", "set") if traces else ()
         if getattr(args, option, None) and getattr(args, "suite", "main") != "broad" and option not in allowed:
             print(f"error: --{option.replace('_', '-')} is the broad suite's: give it with --suite broad")
             return 2
