@@ -59,6 +59,8 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
 19. Drain release: the instances a scale-out added to drain its queue go once it has drained and the load has held
    for `elastream_min_saving_age_s` (the hold of item 14 keeps capacity for the load, not for its queue), when that
    saves `elastream_min_saving_floor` of the job.
+20. Bounds: a stage before one at its bound is planned for no more than BOUND_MARGIN × what that one passes at the
+   ceiling: more only moves the queue downstream, and each such scale-out is a rescale bought for nothing.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -72,7 +74,7 @@ from elasticity.model import JobObservation, fmt_count, fmt_rate
 from elasticity.policies.base import PolicyContext, Proposal, stage_bound
 from elasticity.policies.capacity import (CapacityEstimate, effective_parallelism, least_parallelism,
                                           track_capacities)
-from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios
+from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, low_spells
 from elasticity.policies.rates import StageRates, target_rates
 
 
@@ -101,6 +103,9 @@ def slo_drain_rate(queued: float, rate: float, cfg) -> float:
 
 
 SURGE_COVERAGE = 1.1  # the least burst coverage downstream of a surge (`_coverage`)
+# a stage before one at its bound is planned for at most this × what that one passes at the ceiling (`_passable`):
+# 1.0 (exactly what it passes) cost saturated runs a few seconds more violation than ds2's (the helper's trace set)
+BOUND_MARGIN = 1.1
 
 
 def _coverage(cfg, after_surge: bool) -> float:
@@ -230,6 +235,7 @@ class ElastreamPolicy:
         plan: dict[str, int] = {}
         planned_out: dict[str, float] = {}  # records/s a stage is planned to carry, times its selectivity
         surging: set[str] = set()  # stages whose own queue, or an upstream stage's, breaks the latency target
+        through = ElastreamPolicy._passable(obs, rates, caps, cfg, u_max)
         for s in obs.stages:
             K = s.max_parallelism
             m = caps[s.name].value
@@ -241,6 +247,7 @@ class ElastreamPolicy:
             after_surge = any(u in surging for u in ups)
             if ups and cfg.elastream_burst_coverage > 0:
                 need = max(need, _coverage(cfg, after_surge) * pushed)
+            need = min(need, through.get(s.name, math.inf))
             if after_surge or breaks_target(queued, rate, cfg):
                 surging.add(s.name)
             lo, hi = lo_of(s), hi_of(s)
@@ -251,6 +258,23 @@ class ElastreamPolicy:
             # and covering those sized every stage after it for 1.7 × the load
             planned_out[s.name] = min(need, pushed if ups else math.inf) * rates[s.name].selectivity
         return plan
+
+    @staticmethod
+    def _passable(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float
+                  ) -> dict[str, float]:
+        """Per stage upstream of another, the most records/s worth planning it for (item 20): what the stages after
+        it pass at their bounds, planned at u_max with BOUND_MARGIN spare — a stage before one at its bound passes on
+        no more than that one carries, and instances beyond that only move the queue downstream."""
+        out: dict[str, float] = {}
+        for d in obs.stages:
+            m, r_d = caps[d.name].value, rates[d.name].target_input_rate
+            if m <= 0 or r_d <= 0:
+                continue
+            most = m * effective_parallelism(stage_bound(d.max_parallelism, cfg), d.max_parallelism)
+            for u in obs.upstream_of(d.name) - {d.name}:  # in d's terms: u's input over d's
+                limit = BOUND_MARGIN * most / u_max * rates[u].target_input_rate / r_d
+                out[u] = min(out.get(u, math.inf), limit)
+        return out
 
     # --- one evaluation ---------------------------------------------------------------------------------------
     def propose(self, ctx: PolicyContext) -> Proposal:
@@ -316,6 +340,7 @@ class ElastreamPolicy:
         # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
+        look.history = rates
         look.caps = self._capacities(ctx)
         look.onset = self._onset(ctx, look)
         look.recall, highs, look.levels = self._recall(ctx, rates)
@@ -560,23 +585,57 @@ class ElastreamPolicy:
                 f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
                 f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is kept "
                 f"for a scale-out")
-        later = self._fall_wait(obs, look, cfg, current, saved, plan_for)
-        if later:
-            return dict(current), [], None, later
-        parts = [f"scale in {s.name} {int(s.parallelism)}→{plan[s.name]}: "
-                 f"{fmt_rate(planned[s.name].target_input_rate)} expected within {look.h_up:.0f}s needs "
-                 f"{plan[s.name]} at {u_in:.0%} of {fmt_rate(look.caps[s.name].value)}/instance"
-                 for s in obs.stages if plan[s.name] < int(s.parallelism)]
-        if why:
-            parts[-1] += why
         # confident: an established forecast with no upward trend, and the smaller job also carries the
         # pessimistic forecast (the last scrape, its noise band, any trend)
         safe = plan_for(look.safe)
         delay = None
         if all(fc.slope_ <= 0 for fc in look.forecasts.values()) and all(safe[n] <= plan[n] for n in plan):
             delay = cfg.elastream_confident_scale_down_delay_s
+        later = (self._fall_wait(obs, look, cfg, current, saved, plan_for)
+                 or self._spell_wait(obs, look, cfg, plan, saved, delay))
+        if later:
+            return dict(current), [], None, later
+        if delay is not None:
             inputs["confident_scale_in"] = 1.0
+        parts = [f"scale in {s.name} {int(s.parallelism)}→{plan[s.name]}: "
+                 f"{fmt_rate(planned[s.name].target_input_rate)} expected within {look.h_up:.0f}s needs "
+                 f"{plan[s.name]} at {u_in:.0%} of {fmt_rate(look.caps[s.name].value)}/instance"
+                 for s in obs.stages if plan[s.name] < int(s.parallelism)]
+        if why:
+            parts[-1] += why
         return plan, parts, delay, ""
+
+    @staticmethod
+    def _low_spells(obs: JobObservation, look: "Outlook", plan: dict[str, int]) -> tuple[list[float], float | None]:
+        """(the low spells the load came back from, how long the current one has lasted — or None), over the trend
+        window, below what the planned (smaller) job carries at the ceiling (`forecast.low_spells`)."""
+        # how many times its planned load the smaller job carries at the ceiling
+        factor = min([look.caps[s.name].value * effective_parallelism(plan[s.name], s.max_parallelism) * look.u_max
+                      / look.down[s.name].target_input_rate
+                      for s in obs.stages if look.down[s.name].target_input_rate > 0], default=math.inf)
+        over = {n: factor * look.down[n].target_input_rate for n in look.forecasts}
+        t = [ti for ti, _ in look.history or []]
+        high = [any(r.get(n, 0.0) > level for n, level in over.items()) for _, r in look.history or []]
+        return low_spells(t, high) if t else ([], None)
+
+    def _spell_wait(self, obs: JobObservation, look: "Outlook", cfg, plan: dict[str, int], saved: float,
+                    delay: float | None) -> str:
+        """Why a worthwhile scale-in waits (item 21), or "": within the trend window the load has fallen below what
+        the smaller job carries and come back over it after a low spell of at most `elastream_low_spell_max_s`, and
+        this low spell, by the time the scale-in would be realized (after its scale-down delay), is still shorter
+        than the longest of those: on/off bursts then cost no rescale pair per gap. A load over the smaller job's
+        capacity at the ceiling is over it; spells longer than the limit are worth their pair of rescales."""
+        if cfg.elastream_low_spell_max_s <= 0:
+            return ""
+        spells, current = self._low_spells(obs, look, plan)
+        longest = max([x for x in spells if x <= cfg.elastream_low_spell_max_s], default=0.0)
+        realized = cfg.scale_down_delay_s if cfg.scale_down_delay_s is not None else (
+            delay if delay is not None else cfg.effective_scale_down_delay_s)
+        if current is None or current + realized >= longest:
+            return ""
+        return (f"steady: a scale-in saving {saved:.0f} instances waits: within {cfg.elastream_trend_window_s:.0f}s "
+                f"the load came back over what the smaller job carries after {longest:.0f}s below it, and it has "
+                f"been below for {current:.0f}s")
 
     def _carried_recall(self, obs: JobObservation, look: "Outlook", cfg) -> dict[str, float]:
         """Per source, the highest level recalled (item 13) that the current job carries without a scale-out. A level
@@ -678,6 +737,7 @@ class Outlook:
     recall: dict[str, float] | None = None
     levels: dict[str, list[float]] | None = None  # per source, every level recalled (_recall)
     onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
+    history: list | None = None  # [time, {source: rate}] over the trend window
 
     @property
     def u_up(self) -> float:

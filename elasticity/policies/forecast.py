@@ -89,3 +89,19 @@ def burst_factor(bursts: list[list[float]], now: float, memory_s: float) -> floa
     """1 + the largest remembered burst excess, each decaying exponentially with its age."""
     excess = [(r - 1.0) * math.exp(-(now - t) / memory_s) for t, r in bursts]
     return 1.0 + max([0.0] + excess)
+
+
+def low_spells(t, high) -> tuple[list[float], float | None]:
+    """(the lengths of the complete low spells, how long the current one has lasted) of a history of scrapes
+    flagged high or not, each measured from the last high scrape before it: a spell cut by the history's start is
+    not known, and the current one is None when no scrape was high or the last one is."""
+    spells, last_high, low = [], None, False
+    for ti, hi in zip(t, high):
+        if hi:
+            if low and last_high is not None:
+                spells.append(float(ti) - last_high)
+            last_high, low = float(ti), False
+        else:
+            low = True
+    current = float(t[-1]) - last_high if low and last_high is not None else None
+    return spells, current
