@@ -61,6 +61,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    saves `elastream_min_saving_floor` of the job.
 20. Bounds: a stage before one at its bound is planned for no more than BOUND_MARGIN × what that one passes at the
    ceiling: more only moves the queue downstream, and each such scale-out is a rescale bought for nothing.
+21. Gaps: a scale-in waits while, within the trend window, the load came back over what the smaller job carries after a
+   low spell of at most `elastream_low_spell_max_s` longer than the current one will be when the scale-in is realized:
+   on/off bursts then cost no pair of rescales per gap.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
