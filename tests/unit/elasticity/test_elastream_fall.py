@@ -2,9 +2,7 @@
 within `elastream_fall_wait_s` saves `elastream_fall_gain` × as much, so a decline takes one scale-in, not two; a
 load that fell in a step (a short history) does not wait."""
 from elasticity.config import PolicyConfig
-from elasticity.policies.base import PolicyContext
-from elasticity.policies.elastream import ElastreamPolicy
-from tests.unit.elasticity.helpers import obs, stage
+from tests.unit.elasticity.helpers import elastream_proposals
 
 PER_INSTANCE = 400.0
 P = 10
@@ -12,13 +10,7 @@ SAVING = {"elastream_min_saving": 0.2}  # a scale-in must save 2 of the 10 insta
 
 
 def _proposals(cfg, rates):
-    """Evaluate elastream every 30 s on a one-stage job of P instances; every proposal."""
-    pol, mem, out = ElastreamPolicy(), {}, []
-    for i, rate in enumerate(rates):
-        t = 30.0 * (i + 1)
-        o = obs(stage("src", p=P, rate=rate, busy=rate / (PER_INSTANCE * P), maxp=360), t=t)
-        out.append(pol.propose(PolicyContext(o, [o], cfg, t, mem)))
-    return out
+    return elastream_proposals(cfg, rates, P, PER_INSTANCE)
 
 
 def _first_scale_in(props):

@@ -2,10 +2,8 @@
 the smaller job carries after a low spell longer than the current one will be when the scale-in is realized — on/off
 bursts then cost no pair of rescales per gap — and spells longer than `elastream_low_spell_max_s` do not count."""
 from elasticity.config import PolicyConfig
-from elasticity.policies.base import PolicyContext
-from elasticity.policies.elastream import ElastreamPolicy
 from elasticity.policies.forecast import low_spells
-from tests.unit.elasticity.helpers import obs, stage
+from tests.unit.elasticity.helpers import elastream_proposals
 
 PER_INSTANCE = 400.0
 P = 10
@@ -13,13 +11,7 @@ HIGH, LOW = 3400.0, 1200.0  # 10 instances carry the high phase; 4 the low one
 
 
 def _proposals(cfg, rates):
-    """Evaluate elastream every 30 s on a one-stage job of P instances; every proposal."""
-    pol, mem, out = ElastreamPolicy(), {}, []
-    for i, rate in enumerate(rates):
-        t = 30.0 * (i + 1)
-        o = obs(stage("src", p=P, rate=rate, busy=rate / (PER_INSTANCE * P), maxp=360), t=t)
-        out.append(pol.propose(PolicyContext(o, [o], cfg, t, mem)))
-    return out
+    return elastream_proposals(cfg, rates, P, PER_INSTANCE)
 
 
 def _first_scale_in(props, after: int):
