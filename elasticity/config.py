@@ -120,7 +120,8 @@ class PolicyConfig(BaseModel):
     # seen part-way: the plans take the rate it implies, not the window's average (item 18); 0 = off
     elastream_onset_backlog_s: float = Field(1.0, ge=0)
     # a scale-in waits while the load came back over what the smaller job carries, within the trend window, after a low
-    # spell longer than the current one (by the time it would be realized) and at most this long (item 21); 0 = off
+    # spell longer than the current one (by the time it would be realized) and at most this long (item 21); 0 = off.
+    # Only while scale_down_delay_s is unset: a delay the user set says how long a low load must last
     elastream_low_spell_max_s: float = Field(900.0, ge=0)
 
     @model_validator(mode="after")

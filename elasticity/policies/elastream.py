@@ -63,7 +63,7 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    ceiling: more only moves the queue downstream, and each such scale-out is a rescale bought for nothing.
 21. Gaps: a scale-in waits while, within the trend window, the load came back over what the smaller job carries after a
    low spell of at most `elastream_low_spell_max_s` longer than the current one will be when the scale-in is realized:
-   on/off bursts then cost no pair of rescales per gap.
+   on/off bursts then cost no pair of rescales per gap. Not while the user has set the scale-down delay.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -627,13 +627,13 @@ class ElastreamPolicy:
         the smaller job carries and come back over it after a low spell of at most `elastream_low_spell_max_s`, and
         this low spell, by the time the scale-in would be realized (after its scale-down delay), is still shorter
         than the longest of those: on/off bursts then cost no rescale pair per gap. A load over the smaller job's
-        capacity at the ceiling is over it; spells longer than the limit are worth their pair of rescales."""
-        if cfg.elastream_low_spell_max_s <= 0:
+        capacity at the ceiling is over it; spells longer than the limit are worth their pair of rescales. A scale-down
+        delay the user set is their word on how long a low load must last, as for the confident delay: no wait then."""
+        if cfg.elastream_low_spell_max_s <= 0 or cfg.scale_down_delay_s is not None:
             return ""
         spells, current = self._low_spells(obs, look, plan)
         longest = max([x for x in spells if x <= cfg.elastream_low_spell_max_s], default=0.0)
-        realized = cfg.scale_down_delay_s if cfg.scale_down_delay_s is not None else (
-            delay if delay is not None else cfg.effective_scale_down_delay_s)
+        realized = delay if delay is not None else cfg.effective_scale_down_delay_s
         if current is None or current + realized >= longest:
             return ""
         return (f"steady: a scale-in saving {saved:.0f} instances waits: within {cfg.elastream_trend_window_s:.0f}s "
