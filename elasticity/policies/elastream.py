@@ -588,14 +588,9 @@ class ElastreamPolicy:
                 f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
                 f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is kept "
                 f"for a scale-out")
-        # confident: an established forecast with no upward trend, and the smaller job also carries the
-        # pessimistic forecast (the last scrape, its noise band, any trend)
-        safe = plan_for(look.safe)
-        delay = None
-        if all(fc.slope_ <= 0 for fc in look.forecasts.values()) and all(safe[n] <= plan[n] for n in plan):
-            delay = cfg.elastream_confident_scale_down_delay_s
-        later = (self._fall_wait(obs, look, cfg, current, saved, plan_for)
-                 or self._spell_wait(obs, look, cfg, plan, saved, delay))
+        later = self._fall_wait(obs, look, cfg, current, saved, plan_for)
+        delay = None if later else self._confident_delay(look, cfg, plan, plan_for)
+        later = later or self._spell_wait(obs, look, cfg, plan, saved, delay)
         if later:
             return dict(current), [], None, later
         if delay is not None:
@@ -609,17 +604,29 @@ class ElastreamPolicy:
         return plan, parts, delay, ""
 
     @staticmethod
+    def _confident_delay(look: "Outlook", cfg, plan: dict[str, int], plan_for) -> float | None:
+        """`elastream_confident_scale_down_delay_s` for a confident scale-in, else None (the guards' default delay):
+        an established forecast with no upward trend, and the smaller job also carries the pessimistic forecast
+        (the last scrape, its noise band, any trend)."""
+        safe = plan_for(look.safe)
+        if all(fc.slope_ <= 0 for fc in look.forecasts.values()) and all(safe[n] <= plan[n] for n in plan):
+            return cfg.elastream_confident_scale_down_delay_s
+        return None
+
+    @staticmethod
     def _low_spells(obs: JobObservation, look: "Outlook", plan: dict[str, int]) -> tuple[list[float], float | None]:
         """(the low spells the load came back from, how long the current one has lasted — or None), over the trend
         window, below what the planned (smaller) job carries at the ceiling (`forecast.low_spells`)."""
-        # how many times its planned load the smaller job carries at the ceiling
+        # the smaller job's capacity at the ceiling in each source's terms (look.down gives the stages' ratios)
         factor = min([look.caps[s.name].value * effective_parallelism(plan[s.name], s.max_parallelism) * look.u_max
                       / look.down[s.name].target_input_rate
                       for s in obs.stages if look.down[s.name].target_input_rate > 0], default=math.inf)
         over = {n: factor * look.down[n].target_input_rate for n in look.forecasts}
-        t = [ti for ti, _ in look.history or []]
-        high = [any(r.get(n, 0.0) > level for n, level in over.items()) for _, r in look.history or []]
-        return low_spells(t, high) if t else ([], None)
+        history = look.history or []
+        if not history:
+            return [], None
+        high = [any(r.get(n, 0.0) > level for n, level in over.items()) for _, r in history]
+        return low_spells([t for t, _ in history], high)
 
     def _spell_wait(self, obs: JobObservation, look: "Outlook", cfg, plan: dict[str, int], saved: float,
                     delay: float | None) -> str:
