@@ -131,6 +131,10 @@ def aggregate(results: dict, families: dict, floors: dict | None = None, family=
                                                          if no_worse(v["elastream"], v["ds2"])),
         "families_slo_and_cost_le_ds2": sorted(f for f, v in fams.items()
                                                if no_worse(v["elastream"], v["ds2"], SLO_AND_COST)),
+        # run by run, as a set of one trace per shape judges (its families are single runs)
+        "runs_judged": len(runs),
+        "runs_slo_or_cost_over_ds2": sorted(n for n, r in runs.items()
+                                            if not no_worse(r["elastream"], r["ds2"], SLO_AND_COST)),
     }
 
 

@@ -90,6 +90,9 @@ def bench_main(args) -> int:
           f"{' (not in ' + ', '.join(failing) + ')' if failing else ''}; rescales "
           f"{agg['elastream_rescales_over_ds2']} × ds2's; median trace "
           f"{agg['median_run_x_oracle']['elastream']} × the oracle")
+    over = agg["runs_slo_or_cost_over_ds2"]
+    print(f"trace by trace (as a set of one trace per shape is judged): SLO and cost ≤ ds2's in "
+          f"{agg['runs_judged'] - len(over)} of {agg['runs_judged']}{' (not in ' + ', '.join(over) + ')' if over else ''}")
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,
                                                "rescale_budget_floors": floors}, indent=2) + "\n")

@@ -67,6 +67,8 @@ def test_families_sum_over_seeds_and_dominance_needs_all_three():
     assert agg["elastream_rescales_over_ds2"] == pytest.approx(0.4)  # the built-in "step" is not counted
     assert agg["median_run_x_oracle"]["elastream"] == pytest.approx(1.15)
     assert agg["families_slo_and_cost_le_ds2"] == []
+    # run by run: on-off-1 is no worse than ds2 on both, on-off-2 violates more; the built-in is not judged
+    assert agg["runs_judged"] == 2 and agg["runs_slo_or_cost_over_ds2"] == ["on-off-2"]
     assert agg["median_run_floor_x_oracle"] == {}  # no floors given
 
 
