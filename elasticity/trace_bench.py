@@ -64,6 +64,11 @@ def verdicts(results: dict, floors: dict | None = None) -> tuple[dict, dict]:
     return families, aggregate(results, families, floors, family=trace_family, known=set(families))
 
 
+def _of(total: int, missing: list[str], what: str) -> str:
+    """"k of n WHAT", and which are missing: "6 of 8 families (not in a, b)"."""
+    return f"{total - len(missing)} of {total} {what}" + (f" (not in {', '.join(missing)})" if missing else "")
+
+
 def bench_main(args) -> int:
     """`--traces DIR` (your own: docs left alone) or `--suite traces` (the independent set: its docs section)."""
     policies = chosen_policies(getattr(args, "policies", None))
@@ -86,13 +91,11 @@ def bench_main(args) -> int:
         args.no_docs = True
     args.markdown = md
     failing = [f for f in families if f not in agg["families_slo_and_cost_le_ds2"]]
-    print(f"elastream: SLO and cost ≤ ds2's in {len(families) - len(failing)} of {len(families)} families"
-          f"{' (not in ' + ', '.join(failing) + ')' if failing else ''}; rescales "
+    print(f"elastream: SLO and cost ≤ ds2's in {_of(len(families), failing, 'families')}; rescales "
           f"{agg['elastream_rescales_over_ds2']} × ds2's; median trace "
           f"{agg['median_run_x_oracle']['elastream']} × the oracle")
-    over = agg["runs_slo_or_cost_over_ds2"]
     print(f"trace by trace (as a set of one trace per shape is judged): SLO and cost ≤ ds2's in "
-          f"{agg['runs_judged'] - len(over)} of {agg['runs_judged']}{' (not in ' + ', '.join(over) + ')' if over else ''}")
+          f"{_of(agg['runs_judged'], agg['runs_slo_or_cost_over_ds2'], 'traces')}")
     if getattr(args, "json", None):
         Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,
                                                "rescale_budget_floors": floors}, indent=2) + "\n")

@@ -3,6 +3,7 @@ traces are) and the broad suite's verdicts on any directory of traces, grouped i
 from __future__ import annotations
 
 import re
+
 import numpy as np
 import pytest
 
@@ -58,7 +59,7 @@ def test_the_cli_runs_a_directory_of_traces_and_refuses_what_it_cannot_run(tmp_p
                  "--no-docs"]) == 0
     out = capsys.readouterr().out
     assert "| flat | 1 | elastream |" in out and "--traces" in out
-    assert re.search(r"trace by trace \(as a set of one trace per shape is judged\): SLO and cost ≤ ds2's in [01] of 1",
+    assert re.search(r"trace by trace \(as a set of one trace per shape is judged\): SLO and cost ≤ ds2's in [01] of 1 traces",
                      out)
     with pytest.raises(InputError, match="no such directory"):
         run_traces(tmp_path / "nope", policies=("ds2", "elastream", "oracle"))
