@@ -312,8 +312,7 @@ class ElastreamPolicy:
                 if parts:
                     waiting, delay = "", cfg.elastream_confident_scale_down_delay_s
             if not waiting and not parts:
-                targets, parts, delay, waiting = self._scale_in(obs, look, cfg, used, rose, inputs, pause_s,
-                                                                ctx.memory, ctx.last_rescale_at)
+                targets, parts, delay, waiting = self._scale_in(ctx, look, used, rose, inputs, pause_s)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -555,10 +554,10 @@ class ElastreamPolicy:
                     f"where it was then (hold {cfg.elastream_scale_out_hold_s:.0f}s)")
         return ""
 
-    def _scale_in(self, obs: JobObservation, look: "Outlook", cfg, used: int, rose: bool, inputs: dict,
-                  pause_s: float = 0.0, mem: dict | None = None, last_rescale_at: float | None = None
+    def _scale_in(self, ctx: PolicyContext, look: "Outlook", used: int, rose: bool, inputs: dict, pause_s: float
                   ) -> tuple[dict[str, int], list[str], float | None, str]:
         """(targets, reasons, the scale-down delay asked for, why a worthwhile scale-in waits)."""
+        obs, cfg = ctx.observation, ctx.config
         current = obs.parallelism
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
         u_in = look.u_max - cfg.elastream_hysteresis
@@ -576,11 +575,11 @@ class ElastreamPolicy:
             planned = look.rates(obs, look.h_up, optimistic=True, at_least=self._carried_recall(obs, look, cfg))
             plan = plan_for(planned)
             saved = sum(current[n] - plan[n] for n in plan)
-            share = self._min_saving(obs.timestamp, saved, cfg, mem, last_rescale_at)
+            share = self._min_saving(ctx, saved)
             if saved < max(1.0, share * sum(current.values())):
                 return dict(current), [], None, ""
             why = (f" (saves {saved / sum(current.values()):.0%}: under {cfg.elastream_min_saving:.0%}, but wanted for "
-                   f"{obs.timestamp - mem['scale_in_wanted_since']:.0f}s and it carries every level of the last "
+                   f"{obs.timestamp - ctx.memory['scale_in_wanted_since']:.0f}s and it carries every level of the last "
                    f"{cfg.elastream_recall_s / 3600:.0f}h that this one carries)")
         # a load that rose within the hour may rise again: keep the last rescales of the budget for it
         if rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve:
@@ -663,15 +662,16 @@ class ElastreamPolicy:
         return out
 
     @staticmethod
-    def _min_saving(now: float, saved: float, cfg, mem: dict | None, last_rescale_at: float | None) -> float:
+    def _min_saving(ctx: PolicyContext, saved: float) -> float:
         """The share of instances a scale-in must save: `elastream_min_saving`, less once a scale-in has been wanted
         for longer than `elastream_min_saving_age_s` (× that / how long), down to `elastream_min_saving_floor`.
         Wanted since the first evaluation one saved an instance, with no scale-out wanted, no queue (propose()) and
         no rescale since: an evaluation the noise's peak leaves with nothing to save does not end the wish."""
-        if mem is None or cfg.elastream_min_saving_age_s <= 0:
+        cfg, mem, now = ctx.config, ctx.memory, ctx.observation.timestamp
+        if cfg.elastream_min_saving_age_s <= 0:
             return cfg.elastream_min_saving
         since = mem.get("scale_in_wanted_since")
-        if since is None or (last_rescale_at is not None and last_rescale_at > since):
+        if since is None or (ctx.last_rescale_at is not None and ctx.last_rescale_at > since):
             since = now if saved >= 1.0 else None
         mem["scale_in_wanted_since"] = since
         age = now - since if since is not None else 0.0
