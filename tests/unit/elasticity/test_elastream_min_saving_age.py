@@ -51,9 +51,13 @@ def test_a_level_the_job_never_carried_does_not_hold_a_small_scale_in_back():
 def test_the_wish_outlives_an_evaluation_that_saves_nothing_and_restarts_after_a_rescale():
     cfg = AGED
     mem: dict = {}
-    assert ElastreamPolicy._min_saving(0.0, 2, cfg, mem, None) == 0.27
-    ElastreamPolicy._min_saving(30.0, 0, cfg, mem, None)  # the noise's peak: this evaluation saves nothing
+
+    def at(t: float, last_rescale_at: float | None = None) -> PolicyContext:
+        return PolicyContext(obs(stage("src"), t=t), [], cfg, t, mem, last_rescale_at)
+
+    assert ElastreamPolicy._min_saving(at(0.0), 2) == 0.27
+    ElastreamPolicy._min_saving(at(30.0), 0)  # the noise's peak: this evaluation saves nothing
     assert mem["scale_in_wanted_since"] == 0.0
-    assert ElastreamPolicy._min_saving(2430.0, 2, cfg, mem, None) == 0.27 * 900.0 / 2430.0
-    ElastreamPolicy._min_saving(2460.0, 2, cfg, mem, 2450.0)  # a rescale since: the wish starts again
+    assert ElastreamPolicy._min_saving(at(2430.0), 2) == 0.27 * 900.0 / 2430.0
+    ElastreamPolicy._min_saving(at(2460.0, 2450.0), 2)  # a rescale since: the wish starts again
     assert mem["scale_in_wanted_since"] == 2460.0
