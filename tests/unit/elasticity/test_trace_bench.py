@@ -59,8 +59,8 @@ def test_the_cli_runs_a_directory_of_traces_and_refuses_what_it_cannot_run(tmp_p
                  "--no-docs"]) == 0
     out = capsys.readouterr().out
     assert "| flat | 1 | elastream |" in out and "--traces" in out
-    assert re.search(r"trace by trace \(as a set of one trace per shape is judged\): SLO and cost ≤ ds2's in [01] of 1 traces",
-                     out)
+    assert re.search(r"trace by trace \(as a set of one trace per shape is judged\): "
+                     r"SLO and cost ≤ ds2's in [01] of 1 traces", out)
     with pytest.raises(InputError, match="no such directory"):
         run_traces(tmp_path / "nope", policies=("ds2", "elastream", "oracle"))
     (tmp_path / "empty").mkdir()
