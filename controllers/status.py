@@ -55,7 +55,7 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
     conds = set_condition(conds, "Scaling", scaling and realized,
                           ("Rescaled" if realized else "Advised") if scaling else _hold_reason(d),
                           d.reason, generation)
-    bottleneck = record["action"] == "scaleUp" or d.guard in ("ineffective_scale_up", "backlog")
+    bottleneck = record["action"] == "scaleUp" or d.guard in ("ineffective_scale_up", "backlog", "bounds")
     conds = set_condition(conds, "BottleneckDetected", bottleneck, "Bottleneck" if bottleneck else "NoBottleneck",
                           d.reason if bottleneck else "capacity meets the load", generation)
     degraded = d.guard in ("metrics", "realize_failed")

@@ -181,7 +181,7 @@ class JobAutoscaler:
         elif d.changed and d.advisory:
             self.events.emit(self.job, Event("Normal", "RescaleAdvised", d.reason, d.to_dict()))
         elif d.hold and (previous is None or previous.get("guard") != d.guard):
-            kind = "Warning" if d.guard in ("metrics", "ineffective_scale_up") else "Normal"
+            kind = "Warning" if d.guard in ("metrics", "ineffective_scale_up", "bounds") else "Normal"
             self.events.emit(self.job, Event(kind, _event_reason(d), d.reason, d.to_dict()))
         self._save()
         return d

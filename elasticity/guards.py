@@ -1,7 +1,8 @@
 """Guards applied to every policy's proposal, in this order:
 
 1. metrics: hold on missing or stale metrics (before the policy runs; see `metrics_problem`)
-2. bounds: clamp to [min_parallelism, min(max_parallelism, stage max parallelism)]
+2. bounds: clamp to [min_parallelism, min(max_parallelism, stage max parallelism)]; a proposal the bounds leave
+   short of the load (Proposal.at_bounds) is a hold with reason AtBounds
 3. step limits: scale_up_max_step / scale_down_max_step per stage and step
 4. ineffective scale-up: no scale-up of a stage whose last scale-up did not raise its true rate
 5. backlog: no scale-down while a backlog is being caught up
@@ -141,6 +142,8 @@ def apply_guards(proposal: Proposal, obs: JobObservation, state: AutoscalerState
             guard, _ = blocks[0]
             reasons = list(dict.fromkeys(r for _, r in blocks))
             return decision("hold", current, "; ".join(reasons) + f" [policy: {proposal.reason}]", guard)
+        if proposal.at_bounds:
+            return decision("hold", current, proposal.reason + note, "bounds")
         return decision("none", current, proposal.reason + note)
 
     reason = proposal.reason + note

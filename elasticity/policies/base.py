@@ -34,6 +34,9 @@ class Proposal:
     # a scale-out the policy finds urgent (the last rescale left a queue that keeps growing) may come this long
     # after the last rescale instead of the stabilization window
     follow_up_after_s: float | None = None
+    # the load asks for more than the bounds allow (the policy's or a stage's max parallelism): the guards hold
+    # with reason AtBounds instead of calling the job steady
+    at_bounds: bool = False
 
 
 class Policy(Protocol):

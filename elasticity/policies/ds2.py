@@ -52,6 +52,7 @@ class DS2Policy:
         targets: dict[str, int] = {}
         inputs: dict[str, float] = {}
         parts: list[str] = []
+        bounded: list[str] = []  # stages that need more than their bound allows
         for st, sr in zip(obs.stages, target_rates(obs)):
             hi = stage_bound(st.max_parallelism, cfg)
             p = sr.parallelism
@@ -75,6 +76,8 @@ class DS2Policy:
             )
             inputs[f"{sr.name}.target_capacity"] = round(capacity, 3)
             targets[sr.name] = new
+            if new == p == hi and sr.true_rate > 0 and capacity > sr.true_rate:
+                bounded.append(f"{sr.name} at its max parallelism {hi} cannot carry {fmt_rate(sr.target_input_rate)}")
             if new != p:
                 verb = "scale out" if new > p else "scale in"
                 back = f" + backlog {fmt_count(sr.backlog)}" if sr.backlog > 0 and new > p else ""
@@ -85,6 +88,9 @@ class DS2Policy:
                     why = (f"true processing rate {fmt_rate(sr.true_rate)} needs only {fmt_rate(capacity)} "
                            f"of capacity for {fmt_rate(sr.target_input_rate)} at {cfg.target_utilization:.0%}")
                 parts.append(f"{verb} {sr.name} {p}→{new}: {why}")
+        if not parts and bounded:
+            return Proposal(targets, "at the bounds: " + "; ".join(bounded)
+                            + " (the job falls behind until the load falls or a max rises)", inputs, at_bounds=True)
         if not parts:
             return Proposal(targets, "steady: every stage within target utilization "
                             f"{cfg.target_utilization:.0%} ± {cfg.utilization_boundary:.0%}", inputs)

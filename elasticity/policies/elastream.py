@@ -55,12 +55,14 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
 18. Onset: a stage's queue that grew since the last evaluation by more than `elastream_onset_backlog_s` of its input,
    while its input rose and the p99 uses more than half the latency target, shows a step up seen part-way (the
    scrape averages the step with the level before): the plans take the step rate both imply, so the scale-out comes
-   one evaluation earlier and sized for the step.
+   one evaluation earlier and sized for the step. C is a stage's capacity, or what it passed when it reports no busy
+   fraction (a Storm spout).
 19. Drain release: the instances a scale-out added to drain its queue go once it has drained and the load has held
    for `elastream_min_saving_age_s` (the hold of item 14 keeps capacity for the load, not for its queue), when that
    saves `elastream_min_saving_floor` of the job.
 20. Bounds: a stage before one at its bound is planned for no more than BOUND_MARGIN × what that one passes at the
-   ceiling: more only moves the queue downstream, and each such scale-out is a rescale bought for nothing.
+   ceiling: more only moves the queue downstream, and each such scale-out is a rescale bought for nothing. A
+   scale-out the bounds leave nothing to add to is said as such (Proposal.at_bounds: the guards' AtBounds hold).
 21. Gaps: a scale-in waits while, within the trend window, the load came back over what the smaller job carries after a
    low spell of at most `elastream_low_spell_max_s` longer than the current one will be when the scale-in is realized:
    on/off bursts then cost no pair of rescales per gap. Not while the user has set the scale-down delay.
@@ -290,7 +292,7 @@ class ElastreamPolicy:
         look = self._outlook(ctx)
         inputs = self._inputs(obs, look)
         hot = self._hot_stages(obs, look.up, look.u_up, look, cfg)
-        targets, parts, delay, waiting = dict(current), [], None, ""
+        targets, parts, delay, waiting, at_bounds = dict(current), [], None, "", False
         follow_up, queued = self._follow_up(ctx)
         if hot or not look.caught_up:  # a scale-out wanted, or a queue: no low load lasts (item 6's relief)
             ctx.memory.pop("scale_in_wanted_since", None)
@@ -303,6 +305,8 @@ class ElastreamPolicy:
             # what the load alone asks for: the rest drains a queue, and goes with it (_drained); stamped with the
             # clock's time, as the rescale it may become is (last_rescale_at), not the scrape's
             ctx.memory["drain_plan"] = [ctx.now, self._lasting(obs, look, cfg, look.u_max)]
+            at_bounds = not parts
+            waiting = self._at_bounds(obs, look, cfg, hot) if at_bounds else ""
         elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
@@ -324,7 +328,7 @@ class ElastreamPolicy:
                 parts.append(f"urgent: the queue the last rescale left grows ({fmt_count(queued)} records)")
             return Proposal(targets, "; ".join(parts), inputs, scale_down_delay_s=delay, follow_up_after_s=urgent)
         return Proposal(targets, waiting or f"steady: planned load within {look.u_up:.0%} of capacity; no scale-in "
-                        f"saves {cfg.elastream_min_saving:.0%}", inputs)
+                        f"saves {cfg.elastream_min_saving:.0%}", inputs, at_bounds=at_bounds)
 
     def _outlook(self, ctx: PolicyContext) -> "Outlook":
         cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
@@ -377,7 +381,7 @@ class ElastreamPolicy:
         gain: dict[str, float] = {}  # per stage, the step rate over the window's average
         for s in obs.stages:
             r0, b0 = before[1].get(s.name, (None, None))
-            r, grown, cap = now[s.name].target_input_rate, now[s.name].backlog - (b0 or 0.0), look.capacity_now(s)
+            r, grown, cap = now[s.name].target_input_rate, now[s.name].backlog - (b0 or 0.0), _drained_by(s, look)
             if r0 is None or dt <= 0 or r <= r0 or cap <= r0 or grown < cfg.elastream_onset_backlog_s * r:
                 continue
             x = (r - r0) * dt
@@ -505,6 +509,22 @@ class ElastreamPolicy:
                              f"{look.u_up:.0%} cannot carry {fmt_rate(look.up[s.name].target_input_rate)} "
                              f"expected within {look.h_up:.0f}s{back}")
         return plan, parts
+
+    @staticmethod
+    def _at_bounds(obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> str:
+        """Why a scale-out the load asks for adds nothing: the hot stages run at their bounds (the policy's or the
+        stage's max parallelism), or only feed one that does (item 20)."""
+        said = []
+        for name in hot:
+            s, rate = obs.stage(name), fmt_rate(look.up[name].target_input_rate)
+            bound = stage_bound(s.max_parallelism, cfg)
+            if int(s.parallelism) >= bound:
+                said.append(f"{name} at its max parallelism {bound} cannot carry {rate} expected within "
+                            f"{look.h_up:.0f}s")
+            else:
+                said.append(f"{name} stays at {s.parallelism}: a stage after it runs at its max parallelism, and more "
+                            f"{name} instances would only move the queue there")
+        return "at the bounds: " + "; ".join(said) + " (the job falls behind until the load falls or a max rises)"
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
         """Per stage, what a scale-out's planned load asks for at utilization u, without any queue to drain or pause
@@ -719,6 +739,15 @@ class ElastreamPolicy:
         if not held:
             return []
         return ["keeping capacity for the bursts seen: " + ", ".join(f"{n} ×{b}" for n, b in held.items())]
+
+
+def _drained_by(s, look: "Outlook") -> float:
+    """Records/s that left stage s's queue at full speed (item 18): its capacity — or, for a stage with no busy
+    fraction (a Storm spout: its work is the source's), what it passed. Its capacity is unmeasured there (the
+    processing rate over a 2 % floor), and a spout's queue growing by 30/s read as a step to 3.8k/s."""
+    if s.utilization():
+        return look.capacity_now(s)
+    return float(s.processing_rate or 0.0)
 
 
 ONSET_MAX_GAIN = 6.0  # a step rate at most this × the window's rise over the level before (τ ≥ Δt / 6)

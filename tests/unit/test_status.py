@@ -44,6 +44,17 @@ def test_missing_metrics_hold_says_why():
     assert "currentExecutors" not in status
 
 
+def test_a_job_at_its_bounds_is_a_bottleneck_held_at_bounds():
+    reason = "at the bounds: count at its max parallelism 2 cannot carry 495/s expected within 600s"
+    status = evaluated_status({}, _decision("hold", 2, 2, guard="bounds", reason=reason), _obs(), realized=False,
+                              metrics_message=None, generation=1)
+    scaling = get_condition(status["conditions"], "Scaling")
+    assert (scaling["status"], scaling["reason"], scaling["message"]) == ("False", "AtBounds", reason)
+    bottleneck = get_condition(status["conditions"], "BottleneckDetected")
+    assert (bottleneck["status"], bottleneck["message"]) == ("True", reason)
+    assert get_condition(status["conditions"], "Ready")["status"] == "True"
+
+
 def test_history_is_bounded():
     old = {"history": [decision_record(_decision(), True)] * 20}
     status = evaluated_status(old, _decision(action="none", to=2), _obs(), False, None, 1)

@@ -45,6 +45,14 @@ def test_ds2_keeps_parallelism_within_the_utilization_boundary():
     assert p.targets == {"src": 10} and p.reason.startswith("steady")
 
 
+def test_ds2_at_a_stages_max_parallelism_says_so_instead_of_steady():
+    s = stage("count", p=2, rate=495, proc=250, busy=1.0, maxp=2)
+    p = get_policy("ds2").propose(ctx(obs(s)))
+    assert p.targets == {"count": 2}
+    assert p.reason.startswith("at the bounds: count at its max parallelism 2 cannot carry 495/s"), p.reason
+    assert p.at_bounds
+
+
 def test_hpa_tolerance_and_formula():
     assert get_policy("hpa").propose(ctx(obs(stage(p=10, busy=0.75)))).targets == {"src": 10}  # within 10 %
     assert get_policy("hpa").propose(ctx(obs(stage(p=10, busy=0.91)))).targets == {"src": 13}  # ceil(10 × 1.3)

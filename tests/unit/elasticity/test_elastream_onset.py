@@ -28,6 +28,7 @@ def _run(cfg, last_rate, last_backlog, last_proc=None, p=5, steady=1500.0, last_
 
 ON = PolicyConfig(elastream_onset_backlog_s=1.0)
 OFF = PolicyConfig(elastream_onset_backlog_s=0.0)
+STORM = PolicyConfig(latency_target_s=5.0, evaluation_interval_s=20.0, stabilization_window_s=40.0)
 
 
 def test_a_step_seen_part_way_scales_out_for_the_rate_its_queue_implies():
@@ -49,6 +50,51 @@ def test_a_step_seen_part_way_scales_out_for_the_rate_its_queue_implies():
 def test_no_step_is_read_without_a_rise_a_queue_and_the_latency_feeling_it(rate, backlog, p99):
     prop = _run(ON, rate, backlog, last_p99=p99)
     assert prop.targets["src"] == 5, prop.reason
+
+
+def _storm_step(count_bound: int):
+    """A Storm-like word count: a spout with no busy fraction (its work is the source's) whose queue is the source's,
+    split (50 sentences/s per executor) and count (125 words/s per executor, 4.5 words a sentence). Seven
+    evaluations at 30 sentences/s, then one 20 s later, into a step to 110/s: the spout emitted 48/s and its queue
+    grew to 705 records. The proposal for that one."""
+    pol, mem, history, prop = ElastreamPolicy(), {}, [], None
+    for i in range(8):
+        t = 20.0 * (i + 1)
+        rate, emitted, backlog = (30.0, 30.0, 0.0) if i < 7 else (110.0, 48.0, 705.0)
+        o = obs(stage("spout", p=1, rate=rate, proc=emitted, busy=0.0, backlog=backlog, maxp=1),
+                stage("split", p=1, rate=emitted, proc=emitted, busy=emitted / 50.0, maxp=8, upstream=("spout",),
+                      output_rate=4.5 * emitted),
+                stage("count", p=2, rate=4.5 * emitted, proc=4.5 * emitted, busy=4.5 * emitted / 250.0,
+                      maxp=count_bound, upstream=("split",)), t=t, p99=None)
+        history.append(o)
+        prop = pol.propose(PolicyContext(o, history[-10:], STORM, t, mem))
+    return prop
+
+
+def test_a_spouts_queue_is_read_against_what_it_emitted_not_an_unmeasured_capacity():
+    # the spout reports no busy fraction: its "capacity" is its emit rate over a 2 % floor (2,400/s). Read as the
+    # rate draining its queue, a growth of 31/s implied a step to ~2.4k/s, and split went to its bound of 8 for it
+    prop = _storm_step(count_bound=8)
+    assert "scale out split 1→" in prop.reason
+    assert prop.targets["split"] <= 4, prop.reason  # 110/s at 50/s an executor, its queue, and the trend's lead
+    assert "k/s expected" not in prop.reason.split("split")[1].split(";")[0], prop.reason
+
+
+def test_a_job_at_its_bounds_says_so_instead_of_steady():
+    # count runs at its max parallelism (2: 250 words/s) under 110 sentences/s (495 words/s): nothing to add, and
+    # split (2 of 8, 100/s) is kept by item 20. The reason names both, not "steady: planned load within ..."
+    pol, mem, history, prop = ElastreamPolicy(), {}, [], None
+    for i in range(8):
+        t = 20.0 * (i + 1)
+        o = obs(stage("spout", p=1, rate=110.0, proc=55.0, busy=0.0, backlog=600.0 * (i + 1), maxp=1),
+                stage("split", p=2, rate=55.0, proc=55.0, busy=0.55, maxp=8, upstream=("spout",), output_rate=247.5),
+                stage("count", p=2, rate=247.5, proc=247.5, busy=0.99, maxp=2, upstream=("split",)), t=t, p99=None)
+        history.append(o)
+        prop = pol.propose(PolicyContext(o, history[-10:], STORM, t, mem))
+        assert prop.targets == o.parallelism, prop.reason
+    assert prop.reason.startswith("at the bounds: ") and prop.at_bounds, prop.reason
+    assert "count at its max parallelism 2 cannot carry 495/s" in prop.reason
+    assert "split stays at 2" in prop.reason
 
 
 def test_a_stages_upstream_is_its_ancestors_within_the_job():

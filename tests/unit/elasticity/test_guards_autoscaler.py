@@ -17,10 +17,11 @@ class FixedPolicy:
     def __init__(self, targets):
         self.targets = dict(targets)
         self.follow_up_after_s = None
+        self.at_bounds = False
 
     def propose(self, ctx):
         return Proposal(dict(self.targets), f"fixed wants {self.targets}", {"x": 1.0},
-                        follow_up_after_s=self.follow_up_after_s)
+                        follow_up_after_s=self.follow_up_after_s, at_bounds=self.at_bounds)
 
 
 def make(targets, **cfg):
@@ -93,6 +94,21 @@ def test_bounds_clamp_to_min_max_and_stage_max():
     a, src, *_ = make({"src": 1}, min_parallelism=3, scale_down_delay_s=0)
     src.observation = o()
     assert a.scale().targets == {"src": 3}
+
+
+def test_a_job_the_bounds_leave_short_of_its_load_holds_at_bounds_with_one_warning():
+    a, src, clock, realizer, events, _ = make({"src": 4})
+    a.policy.at_bounds = True
+    src.observation = o()
+    d = a.scale()
+    assert d.hold and d.guard == "bounds" and d.targets == {"src": 4} and not realizer.applied
+    assert (events.events[-1][1].type, events.events[-1][1].reason) == ("Warning", "AtBounds")
+    clock.t, src.observation = 1030.0, o(t=1030.0)
+    n = len(events.events)
+    assert a.scale().guard == "bounds" and len(events.events) == n  # said once, not every evaluation
+    a.policy.at_bounds = False
+    clock.t, src.observation = 1060.0, o(t=1060.0)
+    assert a.scale().action == "none"
 
 
 def test_step_limits():
