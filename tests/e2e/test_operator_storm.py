@@ -142,6 +142,8 @@ def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, 
     node_of_port = storm.node_of_port()
     wait_for("the topology scattered over both supervisors", lambda: _scatter(nimbus, node_of_port), timeout=120,
              every=5)
+    wait_for("every executor of a shuffled component, in either worker, to execute tuples", lambda: _all_fed(nimbus),
+             timeout=90, every=1)
 
     def moved_as_planned():
         moved = [e["message"] for e in json.loads(k.kubectl(
@@ -189,6 +191,20 @@ def _scatter(nimbus, node_of_port) -> bool:
     except (ConnectionError, TimeoutError):
         return False
     return True
+
+
+def _all_fed(nimbus) -> bool:
+    """Every executor of a component fed by shuffle grouping executed tuples over 10 s. Storm 2's default shuffle is
+    locality-aware: the executors in the other worker than their sender would get none, and a scale-out that adds
+    them changes nothing (storm_apps.topology.LOAD_AWARE_OFF)."""
+    measured = traffic.measure(nimbus, nimbus.topology_id(APP), 10.0)
+    received: dict = {}
+    for (_, receiver), rate in measured.rates.items():
+        received[receiver] = received.get(receiver, 0.0) + rate
+    shuffled = {s.name for s in APPS["pipeline"].stages if not s.by_word} | {"sink"}
+    ours = {t: e for t, e in measured.executors.items() if e.component in shuffled}
+    spread = any(len({(e.host, e.port) for e in ours.values() if e.component == c}) > 1 for c in shuffled)
+    return spread and all(received.get(t, 0.0) > 0 for t in ours)  # spread: else the test proves nothing
 
 
 def _by_node(pairs) -> set[frozenset[str]]:

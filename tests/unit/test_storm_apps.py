@@ -162,6 +162,8 @@ def test_flux_definition_submits_tasks_at_max_parallelism(app, tmp_path):
     assert all(c["numTasks"] == topology.default_max_parallelism[n] and c["parallelism"] == 1
                for n, c in components.items())
     assert flux["config"]["topology.acker.executors"] == 1  # acking on
+    # plain shuffle: Storm 2's locality-aware one feeds only the executors in the sender's worker
+    assert flux["config"]["topology.disable.loadaware.messaging"] is True
     assert {(s["from"], s["to"]) for s in flux["streams"]} == {(u, n) for n, _, ups in topology.components
                                                                  for u in ups}
 
