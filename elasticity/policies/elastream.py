@@ -305,8 +305,8 @@ class ElastreamPolicy:
             # what the load alone asks for: the rest drains a queue, and goes with it (_drained); stamped with the
             # clock's time, as the rescale it may become is (last_rescale_at), not the scrape's
             ctx.memory["drain_plan"] = [ctx.now, self._lasting(obs, look, cfg, look.u_max)]
-            at_bounds = not parts
-            waiting = self._at_bounds(obs, look, cfg, hot) if at_bounds else ""
+            waiting = "" if parts else self._at_bounds(obs, look, cfg, hot)
+            at_bounds = bool(waiting)
         elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
@@ -512,18 +512,17 @@ class ElastreamPolicy:
 
     @staticmethod
     def _at_bounds(obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> str:
-        """Why a scale-out the load asks for adds nothing: the hot stages run at their bounds (the policy's or the
-        stage's max parallelism), or only feed one that does (item 20)."""
-        said = []
-        for name in hot:
-            s, rate = obs.stage(name), fmt_rate(look.up[name].target_input_rate)
-            bound = stage_bound(s.max_parallelism, cfg)
-            if int(s.parallelism) >= bound:
-                said.append(f"{name} at its max parallelism {bound} cannot carry {rate} expected within "
-                            f"{look.h_up:.0f}s")
-            else:
-                said.append(f"{name} stays at {s.parallelism}: a stage after it runs at its max parallelism, and more "
-                            f"{name} instances would only move the queue there")
+        """Why a scale-out the load asks for adds nothing, when that is the bounds (else ""): hot stages at their max
+        parallelism (the policy's or the stage's own), and the hot stages before them (item 20)."""
+        bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
+        at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n]]
+        if not at:
+            return ""
+        said = [f"{n} at its max parallelism {bound[n]} cannot carry "
+                f"{fmt_rate(look.up[n].target_input_rate)} expected within {look.h_up:.0f}s" for n in at]
+        said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it runs at its max parallelism, and more "
+                 f"{n} instances would only move the queue there"
+                 for n in hot if n not in at and any(n in obs.upstream_of(d) for d in at)]
         return "at the bounds: " + "; ".join(said) + " (the job falls behind until the load falls or a max rises)"
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:

@@ -97,6 +97,12 @@ def test_a_job_at_its_bounds_says_so_instead_of_steady():
     assert "split stays at 2" in prop.reason
 
 
+def test_a_hot_stage_below_every_bound_is_no_job_at_its_bounds():
+    # a scale-out that adds nothing for another reason (a queue its capacity drains) is not reported AtBounds
+    o = obs(stage("split", p=2, maxp=8), stage("count", p=2, maxp=6, upstream=("split",)))
+    assert ElastreamPolicy._at_bounds(o, None, STORM, ["split", "count"]) == ""
+
+
 def test_a_stages_upstream_is_its_ancestors_within_the_job():
     o = obs(stage("a"), stage("b", upstream=("a", "other-jobs-topic")), stage("c"), stage("d", upstream=("b", "c")))
     assert o.upstream_of("d") == {"a", "b", "c", "d"}
