@@ -46,6 +46,11 @@ class Policy(Protocol):
     def propose(self, ctx: PolicyContext) -> Proposal: ...
 
 
+def at_bounds_reason(said: list[str]) -> str:
+    """The reason of a proposal the bounds leave short of the load (Proposal.at_bounds), from what each stage says."""
+    return "at the bounds: " + "; ".join(said) + " (the job falls behind until the load falls or a max rises)"
+
+
 def stage_bound(stage_max: int | None, config: PolicyConfig) -> int:
     """The effective upper bound of a stage: the policy's max and the stage's own (key groups, tasks)."""
     hi = config.max_parallelism

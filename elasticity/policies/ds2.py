@@ -8,7 +8,8 @@ to the stage's max parallelism (key groups / shuffle partitions / Storm tasks). 
 from __future__ import annotations
 
 from elasticity.model import fmt_count, fmt_rate
-from elasticity.policies.base import PolicyContext, Proposal, align_to_max_parallelism, ceil_eps, stage_bound
+from elasticity.policies.base import (PolicyContext, Proposal, align_to_max_parallelism, at_bounds_reason, ceil_eps,
+                                     stage_bound)
 from elasticity.policies.rates import target_rates
 
 
@@ -89,8 +90,7 @@ class DS2Policy:
                            f"of capacity for {fmt_rate(sr.target_input_rate)} at {cfg.target_utilization:.0%}")
                 parts.append(f"{verb} {sr.name} {p}→{new}: {why}")
         if not parts and bounded:
-            return Proposal(targets, "at the bounds: " + "; ".join(bounded)
-                            + " (the job falls behind until the load falls or a max rises)", inputs, at_bounds=True)
+            return Proposal(targets, at_bounds_reason(bounded), inputs, at_bounds=True)
         if not parts:
             return Proposal(targets, "steady: every stage within target utilization "
                             f"{cfg.target_utilization:.0%} ± {cfg.utilization_boundary:.0%}", inputs)

@@ -76,7 +76,7 @@ import math
 from dataclasses import dataclass
 
 from elasticity.model import JobObservation, fmt_count, fmt_rate
-from elasticity.policies.base import PolicyContext, Proposal, stage_bound
+from elasticity.policies.base import PolicyContext, Proposal, at_bounds_reason, stage_bound
 from elasticity.policies.capacity import (CapacityEstimate, effective_parallelism, least_parallelism,
                                           track_capacities)
 from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, low_spells
@@ -523,7 +523,7 @@ class ElastreamPolicy:
         said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it runs at its max parallelism, and more "
                  f"{n} instances would only move the queue there"
                  for n in hot if n not in at and any(n in obs.upstream_of(d) for d in at)]
-        return "at the bounds: " + "; ".join(said) + " (the job falls behind until the load falls or a max rises)"
+        return at_bounds_reason(said)
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
         """Per stage, what a scale-out's planned load asks for at utilization u, without any queue to drain or pause
