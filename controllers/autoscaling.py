@@ -42,7 +42,7 @@ class PolicyNotFound(UserError):
 
 
 class ReportingMetricsSource:
-    """Turns MetricsUnavailable into "no observation" (the core then holds) and keeps the message for the status."""
+    """Keeps the last observation, or the MetricsUnavailable message, for the status (the core holds on it)."""
 
     def __init__(self, source: MetricsSource):
         self.source = source
@@ -51,10 +51,10 @@ class ReportingMetricsSource:
 
     def observe(self, job: str) -> JobObservation | None:
         try:
-            self.observation = self.source.observe(job)
-            self.problem = None
+            self.observation, self.problem = self.source.observe(job), None
         except MetricsUnavailable as err:
             self.observation, self.problem = None, str(err)
+            raise
         return self.observation
 
 

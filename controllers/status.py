@@ -48,8 +48,9 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
     than the metrics)."""
     record = decision_record(d, realized)
     conds = old.get("conditions") or []
-    metrics_ok = obs is not None and d.guard != "metrics"
-    conds = set_condition(conds, "MetricsAvailable", metrics_ok, "MetricsRead" if metrics_ok else "MetricsUnavailable",
+    metrics_ok = obs is not None and d.guard not in ("metrics", "settling")
+    unavailable = "AwaitingMetrics" if d.guard == "settling" else "MetricsUnavailable"
+    conds = set_condition(conds, "MetricsAvailable", metrics_ok, "MetricsRead" if metrics_ok else unavailable,
                           "metrics read" if metrics_ok else (metrics_message or d.reason), generation)
     scaling = record["action"] in ("scaleUp", "scaleDown")
     conds = set_condition(conds, "Scaling", scaling and realized,
@@ -61,8 +62,9 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
     degraded = d.guard in ("metrics", "realize_failed")
     conds = set_condition(conds, "Degraded", degraded, _hold_reason(d) if degraded else "Healthy",
                           d.reason if degraded else "", generation)
+    running_message = "the job restarts after a rescale" if d.guard == "settling" else "the job runs and its metrics are read"
     conds = set_condition(conds, "Ready", not degraded, "Running" if not degraded else _hold_reason(d),
-                          "the job runs and its metrics are read" if not degraded else d.reason, generation)
+                          running_message if not degraded else d.reason, generation)
     status: dict[str, Any] = {
         "conditions": conds,
         "lastDecision": record,

@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 
 from elasticity.config import PolicyConfig
-from elasticity.guards import apply_guards, check_effectiveness, metrics_problem, move_allowance
+from elasticity.guards import apply_guards, check_effectiveness, metrics_guard, metrics_problem, move_allowance
 from elasticity.model import Decision, JobObservation
 from elasticity.policies import get_policy
 from elasticity.policies.base import Policy, PolicyContext
-from elasticity.ports import Clock, Event, EventSink, MetricsSource, Mover, Realizer, StateStore
+from elasticity.ports import Clock, Event, EventSink, MetricsSource, MetricsUnavailable, Mover, Realizer, StateStore
 from elasticity.state import AutoscalerState
 
 log = logging.getLogger(__name__)
@@ -45,17 +45,22 @@ class JobAutoscaler:
         self.state = AutoscalerState.from_dict(self.store.load(job))
 
     # --- pure decision ---------------------------------------------------------------------------------
-    def evaluate(self, observation: JobObservation | None, now: float | None = None) -> Decision:
-        """Decide for one observation. Updates the in-memory state (window, pending scale-downs), realizes nothing."""
+    def evaluate(self, observation: JobObservation | None, now: float | None = None,
+                 unavailable: str | None = None) -> Decision:
+        """Decide for one observation. Updates the in-memory state (window, pending scale-downs), realizes nothing.
+        `unavailable`: why there is no observation (the source's MetricsUnavailable), for the hold's reason."""
         cfg = self.config
         now = self.clock.now() if now is None else float(now)
         st = self.state
-        problem = metrics_problem(observation, now, cfg, self.policy.required_metrics)
+        problem = metrics_problem(observation, now, cfg, self.policy.required_metrics, unavailable)
         if problem:
             st.scale_down_since.clear()  # stale or missing metrics never count towards a scale-down
             current = observation.parallelism if observation is not None and observation.stages else {}
+            guard = metrics_guard(st.last_rescale_at, now)
+            if guard == "settling":
+                problem += f", {now - st.last_rescale_at:.0f} s after a rescale: the job restarts"
             d = Decision(job=self.job, timestamp=now, policy=self.policy.name, action="hold", current=current,
-                         targets=dict(current), reason=problem, guard="metrics")
+                         targets=dict(current), reason=problem, guard=guard)
             st.last_decision = d.to_dict()
             return d
         assert observation is not None
@@ -103,7 +108,7 @@ class JobAutoscaler:
         whose targets are the current parallelism, so the caller sees nothing changed and can try again."""
         if self.realizer is None:
             raise RuntimeError("JobAutoscaler.override() needs a Realizer")
-        obs = self.metrics.observe(self.job) if self.metrics is not None else None
+        obs = self._observe()[0] if self.metrics is not None else None
         if current is None:
             current = obs.parallelism if obs is not None and obs.stages else targets
         d = Decision(job=self.job, timestamp=self.clock.now(), policy="manual", action="scale",
@@ -157,9 +162,9 @@ class JobAutoscaler:
         if self.metrics is None:
             raise RuntimeError("JobAutoscaler.scale() needs a MetricsSource")
         now = self.clock.now()
-        obs = self.metrics.observe(self.job)
+        obs, unavailable = self._observe()
         previous = self.state.last_decision
-        d = self.evaluate(obs, now)
+        d = self.evaluate(obs, now, unavailable)
         if d.realize:
             if self.realizer is None:
                 raise RuntimeError("JobAutoscaler.scale() needs a Realizer in auto mode")
@@ -186,6 +191,13 @@ class JobAutoscaler:
         self._save()
         return d
 
+    def _observe(self) -> tuple[JobObservation | None, str | None]:
+        """(the observation, why there is none)."""
+        try:
+            return self.metrics.observe(self.job), None
+        except MetricsUnavailable as err:
+            return None, str(err) or type(err).__name__
+
     def _save(self) -> None:
         self.store.save(self.job, self.state.to_dict())
 
@@ -193,6 +205,7 @@ class JobAutoscaler:
 # The CamelCase reason of each guard, for Kubernetes events and status conditions alike.
 GUARD_REASONS = {
     "metrics": "MetricsUnavailable",
+    "settling": "AwaitingMetrics",
     "stabilization": "Stabilizing",
     "rate_limit": "RescaleRateLimited",
     "scale_down_delay": "ScaleDownDelayed",

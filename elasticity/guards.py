@@ -1,6 +1,8 @@
 """Guards applied to every policy's proposal, in this order:
 
-1. metrics: hold on missing or stale metrics (before the policy runs; see `metrics_problem`)
+1. metrics: hold on missing or stale metrics (before the policy runs; see `metrics_problem`); within
+   RESCALE_SETTLE_S of a realized rescale the hold is guard "settling" (the job restarts: a Storm rebalance
+   restarts its workers), reported as expected, not as a warning
 2. bounds: clamp to [min_parallelism, min(max_parallelism, stage max parallelism)]; a proposal the bounds leave
    short of the load (Proposal.at_bounds) is a hold with reason AtBounds
 3. step limits: scale_up_max_step / scale_down_max_step per stage and step
@@ -26,6 +28,9 @@ from elasticity.state import AutoscalerState
 
 
 JOB = "*"  # the scale-down timer is per job: one scale-down rescale takes every stage that wants one
+# A job's metrics may be missing this long after a rescale while it restarts (a Storm rebalance: ~20-40 s here);
+# longer, and the gap is a fault
+RESCALE_SETTLE_S = 120.0
 
 
 def stabilization_s(proposal: Proposal, targets: dict[str, int], current: dict[str, int], cfg: PolicyConfig
@@ -39,10 +44,10 @@ def stabilization_s(proposal: Proposal, targets: dict[str, int], current: dict[s
 
 
 def metrics_problem(obs: JobObservation | None, now: float, cfg: PolicyConfig,
-                    required: tuple[str, ...]) -> str | None:
-    """Why these metrics cannot be used (None if they can)."""
+                    required: tuple[str, ...], unavailable: str | None = None) -> str | None:
+    """Why these metrics cannot be used (None if they can). `unavailable`: why the source had none."""
     if obs is None:
-        return "hold: no metrics"
+        return f"hold: no metrics ({unavailable})" if unavailable else "hold: no metrics"
     if not obs.stages:
         return "hold: metrics list no stage"
     age = now - obs.timestamp
@@ -55,6 +60,13 @@ def metrics_problem(obs: JobObservation | None, now: float, cfg: PolicyConfig,
         if miss:
             return f"hold: metrics missing for stage {s.name}: {', '.join(miss)}"
     return None
+
+
+def metrics_guard(last_rescale_at: float | None, now: float) -> str:
+    """The guard of a metrics hold: "settling" while the job may still restart after a rescale, else "metrics"."""
+    if last_rescale_at is not None and 0 <= now - last_rescale_at < RESCALE_SETTLE_S:
+        return "settling"
+    return "metrics"
 
 
 def backlog_catching_up(obs: JobObservation, cfg: PolicyConfig) -> tuple[bool, float, float]:

@@ -11,10 +11,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from elasticity.model import Decision, JobObservation
 
 
+class MetricsUnavailable(Exception):
+    """A MetricsSource cannot read the job's metrics (source down, required series missing); the message says
+    which. The autoscaler holds and reports the message."""
+
+
 @runtime_checkable
 class MetricsSource(Protocol):
     def observe(self, job: str) -> JobObservation | None:
-        """The latest metrics of `job`, or None when there are none."""
+        """The latest metrics of `job`, or None when there are none; raises MetricsUnavailable to say why not."""
 
 
 @runtime_checkable

@@ -12,10 +12,7 @@ from typing import Any, Callable, Protocol
 
 from elasticity.model import Decision
 from elasticity.ports import MetricsSource, Mover, Realizer
-
-
-class MetricsUnavailable(Exception):
-    """The metrics cannot be read (source down, or required series missing); the message says which."""
+from elasticity.ports import MetricsUnavailable  # noqa: F401  the core's error; every engine's metrics raise it
 
 
 class JobUnreachable(Exception):

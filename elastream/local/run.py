@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from elastream.engines import engine_for
-from elastream.engines.base import LocalJob, MetricsUnavailable, decision_realized
+from elastream.engines.base import LocalJob, decision_realized
 from elastream.local import manifest
 from elastream.local.report import write_report
 from elastream.policy_config import to_policy_config
@@ -76,7 +76,7 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
 def _loop(job: LocalJob, name: str, config, timeline: Timeline, started: float, duration_s: float,
           sample_s: float, out: TextIO) -> bool:
     """Sample and evaluate until the job has finished (True: the load ended and drained) or the drain times out."""
-    autoscaler = JobAutoscaler(name, config, metrics=_NoneOnFailure(job.metrics()), realizer=job.realizer(),
+    autoscaler = JobAutoscaler(name, config, metrics=job.metrics(), realizer=job.realizer(),
                                store=InMemoryStateStore(), events=PrintingEventSink(out), clock=SystemClock())
     next_eval = time.time() + config.evaluation_interval_s
     deadline = started + duration_s + DRAIN_TIMEOUT_S
@@ -116,19 +116,6 @@ def parallelism_value(p: dict[str, int] | None) -> int | dict[str, int] | None:
     if not p:
         return None
     return next(iter(p.values())) if len(p) == 1 else dict(p)
-
-
-class _NoneOnFailure:
-    """An unreadable metrics endpoint is "no observation": the core holds and says so."""
-
-    def __init__(self, source):
-        self.source = source
-
-    def observe(self, job):
-        try:
-            return self.source.observe(job)
-        except MetricsUnavailable:
-            return None
 
 
 def _progress_line(s: dict[str, Any]) -> str:

@@ -44,6 +44,19 @@ def test_missing_metrics_hold_says_why():
     assert "currentExecutors" not in status
 
 
+def test_metrics_awaited_after_a_rescale_are_no_fault():
+    d = _decision(action="hold", to=2, guard="settling",
+                  reason="hold: no metrics (no worker reports yet), 20 s after a rescale: the job restarts")
+    status = evaluated_status({}, d, None, realized=False, metrics_message="no worker reports yet", generation=1)
+    ma = get_condition(status["conditions"], "MetricsAvailable")
+    assert (ma["status"], ma["reason"]) == ("False", "AwaitingMetrics")
+    assert get_condition(status["conditions"], "Degraded")["status"] == "False"
+    ready = get_condition(status["conditions"], "Ready")
+    assert ready["status"] == "True" and ready["message"] == "the job restarts after a rescale"
+    assert get_condition(status["conditions"], "Scaling")["reason"] == "AwaitingMetrics"
+    assert status["phase"] == "Running"
+
+
 def test_a_job_at_its_bounds_is_a_bottleneck_held_at_bounds():
     reason = "at the bounds: count at its max parallelism 2 cannot carry 495/s expected within 600s"
     status = evaluated_status({}, _decision("hold", 2, 2, guard="bounds", reason=reason), _obs(), realized=False,

@@ -5,6 +5,7 @@ from elasticity.adapters import InMemoryStateStore, ListEventSink, ManualClock, 
 from elasticity.autoscaler import JobAutoscaler
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import Proposal
+from elasticity.ports import MetricsUnavailable
 from tests.unit.elasticity.helpers import obs, stage
 
 
@@ -62,6 +63,41 @@ def test_hold_on_missing_metrics():
     src.observation = obs(stage("src", p=4, rate=1000, busy=None), t=1000.0)
     d = a.scale()
     assert d.hold and "missing for stage src: busy_fraction" in d.reason
+
+
+class FailingSource:
+    """A metrics source that cannot read the job's metrics and says why."""
+
+    def observe(self, job):
+        raise MetricsUnavailable("Prometheus is unreachable at http://prom:9090")
+
+
+def test_a_source_that_says_why_it_has_no_metrics_is_quoted_in_the_hold_and_warned_about_once():
+    a, *_, events, _ = make({"src": 6})
+    a.metrics = FailingSource()
+    d = a.scale()
+    assert d.hold and d.guard == "metrics"
+    assert d.reason == "hold: no metrics (Prometheus is unreachable at http://prom:9090)"
+    a.scale()
+    assert [(e.type, e.reason) for _, e in events.events] == [("Warning", "MetricsUnavailable")]
+
+
+def test_metrics_missing_just_after_a_rescale_are_awaited_then_warned_about():
+    """A Storm rebalance restarts the workers: their metrics are gone for a while. That is expected for
+    RESCALE_SETTLE_S after the rescale (a Normal event), a fault after it (a Warning)."""
+    a, src, clock, realizer, events, _ = make({"src": 6})
+    src.observation = o()
+    assert a.scale().action == "scale"
+    a.metrics = FailingSource()
+    clock.t += 30
+    d = a.scale()
+    assert d.hold and d.guard == "settling" and "30 s after a rescale: the job restarts" in d.reason
+    assert (events.events[-1][1].type, events.events[-1][1].reason) == ("Normal", "AwaitingMetrics")
+    clock.t += 100  # 130 s after the rescale: past RESCALE_SETTLE_S
+    d = a.scale()
+    assert d.guard == "metrics" and "after a rescale" not in d.reason
+    assert (events.events[-1][1].type, events.events[-1][1].reason) == ("Warning", "MetricsUnavailable")
+    assert len(realizer.applied) == 1
 
 
 def test_hold_on_stale_metrics():
