@@ -131,6 +131,19 @@ def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topo
     events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
                        "json").stdout
     assert "enrich" in events and "Rescaled" in events
+    # the rebalance restarts the workers: their metrics are gone for a while, which is expected (AwaitingMetrics, a
+    # Normal event), not a fault (a MetricsUnavailable warning) — unless it outlasts guards.RESCALE_SETTLE_S
+    gap = wait_for("the metrics gap after the rebalance, reported as expected", lambda: next(
+        (e for e in _events(k, ns) if e["reason"] == "AwaitingMetrics"), None), timeout=120, every=2)
+    assert gap["type"] == "Normal" and "after a rescale" in gap["message"], gap
+    holds = [d for d in app_status(k, ns)["history"]
+             if d["time"] > up["time"] and d["action"] == "hold" and "metrics" in d["reason"]]
+    assert holds and all("after a rescale: the job restarts" in d["reason"] for d in holds), holds
+
+
+def _events(k, ns) -> list[dict]:
+    return json.loads(k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
+                                "json").stdout)["items"]
 
 
 def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, ns, storm, topology, operator):
