@@ -67,7 +67,9 @@ def run(path: Path, duration_s: float, report_dir: Path | None, sample_s: float 
         stopped_at = time.time()
         job.stop()
     report = write_report(report_dir, app, config, job, timeline, started, stopped_at, interrupted, drained)
-    print(f"done: {report['records_processed']} of {report['records_produced']} records processed, "
+    unfinished = (f", {report['unfinished']} unfinished (queued or in flight when the run stopped)"
+                  if report.get("unfinished") else "")
+    print(f"done: {report['records_processed']} of {report['records_produced']} records processed{unfinished}, "
           f"{report['duplicates']} duplicates, {len(report['rescales'])} rescales; "
           f"{report_dir / 'report.json'}, {report_dir / 'timeline.png'}", file=out, flush=True)
     return report

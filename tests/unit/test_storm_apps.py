@@ -204,3 +204,24 @@ def test_the_exporter_polls_nimbus_once_a_poll_and_looks_the_topology_up_again_o
     exporter.poll()
     assert nimbus.calls[4:] == ["info", "lookup", "info", "graph t-2"]
     assert exporter.snapshot.executors == {"split": 1} and exporter.snapshot.graph == {"split": ("bolt", ("spout",))}
+
+
+def test_a_run_stopped_before_it_drained_reports_its_queue_as_unfinished_not_missing(tmp_path):
+    """Records past the spout's committed offset were queued or in flight when a run stopped (a saturated job the
+    drain timeout cut short): unfinished. An acked record not whole at the sink is a loss: missing."""
+    from elastream.engines.storm.local import StormLocalJob
+    from elastream.local import manifest
+    from tests.conftest import ROOT
+
+    job = StormLocalJob(manifest.load(ROOT / "tests" / "local" / "storm-short.yaml"), tmp_path, 60.0)
+    job.state_dir.mkdir(parents=True)
+    s = source(job.state_dir)
+    s.next_batch(1000.6, 50)  # records 0..5
+    for seq in (0, 1, 2):
+        s.ack(seq)
+    s.save(1000.6)  # committed 3: 3, 4 and 5 still in flight
+    (job.state_dir / "sink-5-1.txt").write_text("0 0 1\n1 0 1\n3 0 2\n")  # 2 acked yet not at the sink: lost
+    report = job.verify(stopped_at=1000.6)
+    assert (report["records_produced"], report["records_processed"]) == (6, 2)
+    assert (report["missing"], report["unfinished"]) == (1, 3)
+    assert report["at_least_once"] is False
