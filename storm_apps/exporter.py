@@ -219,6 +219,7 @@ class StormExporter:
             ("emit_rate", "tuples/s emitted on user streams"),
             ("ack_rate", "records/s fully processed: acked tuple trees (spouts)"),
             ("busy_fraction", "mean share of time its executors spent executing (Storm's capacity)"),
+            ("busy_fraction_max", "share of time its busiest executor spent executing: a hot key shows here"),
             ("execute_latency_seconds", "mean execute latency"),
             ("complete_latency_seconds", "mean time from emit to full ack (spouts)"),
             ("backlog_records", "records offered by the source and not yet emitted (spouts)"),
@@ -256,12 +257,15 @@ def component_values(kind: str, executor_rates: list[ExecutorRates | None], sour
             out["processing_rate"] = emitted
             out["ack_rate"] = sum(r.acked for r in rs)
             out["input_rate"] = offered_rate if offered_rate is not None else emitted
-            out["busy_fraction"] = 0.0  # a spout's work is the source's; its backlog says when it falls behind
+            out["busy_fraction"] = out["busy_fraction_max"] = 0.0  # a spout's work is the source's; its backlog
+            # says when it falls behind
             done = [r.complete_latency_s for r in rs if r.complete_latency_s is not None]
             out["complete_latency_seconds"] = max(done) if done else None
         else:
             out["processing_rate"] = out["input_rate"] = executed
             out["busy_fraction"] = sum(r.busy for r in rs) / len(rs)
+            # the mean hides skew: one executor saturated by a hot key (fields grouping) beside idle ones
+            out["busy_fraction_max"] = max(r.busy for r in rs)
     if kind == "spout":
         out["backlog_records"] = float(source["backlog"]) if source else 0.0
         out["pending_tuples"] = float(source["pending"]) if source else None

@@ -116,6 +116,9 @@ def test_prometheus_sees_every_component(prometheus, topology):
 
     wait_for("busy fractions of every component in Prometheus",
              lambda: components() >= set(MAX) - {"sink"} or None, timeout=180, every=2)
+    busiest = {r["metric"]["component"]: float(r["value"][1])
+               for r in prometheus.query(f'elastream_storm_busy_fraction_max{{app="{APP}"}}')}
+    assert set(busiest) >= set(MAX) - {"sink"}, busiest
 
 
 def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topology, operator):

@@ -103,6 +103,13 @@ def test_a_component_without_every_executor_rate_has_no_rate():
     assert both["processing_rate"] == pytest.approx(20.0) and both["busy_fraction"] == pytest.approx(0.1)
 
 
+def test_the_busiest_executor_shows_a_skew_the_mean_hides():
+    idle = rates(deque([Report(0.0), Report(20.0, executed=40, execute_ms=2000)]), now=20.0)  # 10 % busy
+    hot = rates(deque([Report(0.0), Report(20.0, executed=360, execute_ms=18000)]), now=20.0)  # 90 % busy
+    v = component_values("bolt", [idle, hot], None, None)
+    assert v["busy_fraction"] == pytest.approx(0.5) and v["busy_fraction_max"] == pytest.approx(0.9)
+
+
 def test_spout_values_come_from_the_source_when_there_is_one():
     r = rates(deque([Report(0.0), Report(20.0, emitted=200, acked=180, complete_ms=180 * 40)]), now=20.0)
     v = component_values("spout", [r], {"backlog": 7, "pending": 3}, 12.5)
