@@ -57,12 +57,17 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
                           ("Rescaled" if realized else "Advised") if scaling else _hold_reason(d),
                           d.reason, generation)
     bottleneck = record["action"] == "scaleUp" or d.guard in ("ineffective_scale_up", "backlog", "bounds")
-    conds = set_condition(conds, "BottleneckDetected", bottleneck, "Bottleneck" if bottleneck else "NoBottleneck",
-                          d.reason if bottleneck else "capacity meets the load", generation)
+    if d.guard in ("metrics", "settling"):  # nothing to judge the capacity by: not "capacity meets the load"
+        conds = set_condition(conds, "BottleneckDetected", "Unknown", unavailable, "no metrics to judge by",
+                              generation)
+    else:
+        conds = set_condition(conds, "BottleneckDetected", bottleneck, "Bottleneck" if bottleneck else "NoBottleneck",
+                              d.reason if bottleneck else "capacity meets the load", generation)
     degraded = d.guard in ("metrics", "realize_failed")
     conds = set_condition(conds, "Degraded", degraded, _hold_reason(d) if degraded else "Healthy",
                           d.reason if degraded else "", generation)
-    running_message = "the job restarts after a rescale" if d.guard == "settling" else "the job runs and its metrics are read"
+    running_message = ("the job restarts after a rescale" if d.guard == "settling"
+                       else "the job runs and its metrics are read")
     conds = set_condition(conds, "Ready", not degraded, "Running" if not degraded else _hold_reason(d),
                           running_message if not degraded else d.reason, generation)
     status: dict[str, Any] = {

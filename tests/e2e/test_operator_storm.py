@@ -139,9 +139,11 @@ def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topo
     gap = wait_for("the metrics gap after the rebalance, reported as expected", lambda: next(
         (e for e in _events(k, ns) if e["reason"] == "AwaitingMetrics"), None), timeout=120, every=2)
     assert gap["type"] == "Normal" and "after a rescale" in gap["message"], gap
-    holds = [d for d in app_status(k, ns)["history"]
-             if d["time"] > up["time"] and d["action"] == "hold" and "metrics" in d["reason"]]
-    assert holds and all("after a rescale: the job restarts" in d["reason"] for d in holds), holds
+    # the status is written after the event, at the end of the evaluation
+    holds = wait_for("the awaited metrics in the status history", lambda: [
+        d for d in app_status(k, ns)["history"]
+        if d["time"] > up["time"] and d["action"] == "hold" and "metrics" in d["reason"]], timeout=30, every=1)
+    assert all("after a rescale: the job restarts" in d["reason"] for d in holds), holds
 
 
 def _events(k, ns) -> list[dict]:

@@ -54,6 +54,8 @@ def test_metrics_awaited_after_a_rescale_are_no_fault():
     ready = get_condition(status["conditions"], "Ready")
     assert ready["status"] == "True" and ready["message"] == "the job restarts after a rescale"
     assert get_condition(status["conditions"], "Scaling")["reason"] == "AwaitingMetrics"
+    bottleneck = get_condition(status["conditions"], "BottleneckDetected")  # not "capacity meets the load"
+    assert (bottleneck["status"], bottleneck["reason"]) == ("Unknown", "AwaitingMetrics")
     assert status["phase"] == "Running"
 
 
