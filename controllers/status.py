@@ -12,6 +12,7 @@ from controllers.conditions import get_condition, set_condition
 from controllers.schedule import Lateness
 from elastream.api.status import HISTORY_LIMIT
 from elasticity.autoscaler import GUARD_REASONS
+from elasticity.guards import METRICS_GUARDS
 from elasticity.model import Decision, JobObservation
 
 
@@ -48,7 +49,7 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
     than the metrics)."""
     record = decision_record(d, realized)
     conds = old.get("conditions") or []
-    metrics_ok = obs is not None and d.guard not in ("metrics", "settling")
+    metrics_ok = obs is not None and d.guard not in METRICS_GUARDS
     unavailable = "AwaitingMetrics" if d.guard == "settling" else "MetricsUnavailable"
     conds = set_condition(conds, "MetricsAvailable", metrics_ok, "MetricsRead" if metrics_ok else unavailable,
                           "metrics read" if metrics_ok else (metrics_message or d.reason), generation)
@@ -57,7 +58,7 @@ def evaluated_status(old: dict[str, Any], d: Decision, obs: JobObservation | Non
                           ("Rescaled" if realized else "Advised") if scaling else _hold_reason(d),
                           d.reason, generation)
     bottleneck = record["action"] == "scaleUp" or d.guard in ("ineffective_scale_up", "backlog", "bounds")
-    if d.guard in ("metrics", "settling"):  # nothing to judge the capacity by: not "capacity meets the load"
+    if d.guard in METRICS_GUARDS:  # nothing to judge the capacity by: not "capacity meets the load"
         conds = set_condition(conds, "BottleneckDetected", "Unknown", unavailable, "no metrics to judge by",
                               generation)
     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from elasticity.config import PolicyConfig
-from elasticity.guards import apply_guards, check_effectiveness, metrics_guard, metrics_problem, move_allowance
+from elasticity.guards import apply_guards, check_effectiveness, metrics_hold, metrics_problem, move_allowance
 from elasticity.model import Decision, JobObservation
 from elasticity.policies import get_policy
 from elasticity.policies.base import Policy, PolicyContext
@@ -56,11 +56,9 @@ class JobAutoscaler:
         if problem:
             st.scale_down_since.clear()  # stale or missing metrics never count towards a scale-down
             current = observation.parallelism if observation is not None and observation.stages else {}
-            guard = metrics_guard(st.last_rescale_at, now)
-            if guard == "settling":
-                problem += f", {now - st.last_rescale_at:.0f} s after a rescale: the job restarts"
+            guard, reason = metrics_hold(problem, st.last_rescale_at, now)
             d = Decision(job=self.job, timestamp=now, policy=self.policy.name, action="hold", current=current,
-                         targets=dict(current), reason=problem, guard=guard)
+                         targets=dict(current), reason=reason, guard=guard)
             st.last_decision = d.to_dict()
             return d
         assert observation is not None

@@ -62,11 +62,15 @@ def metrics_problem(obs: JobObservation | None, now: float, cfg: PolicyConfig,
     return None
 
 
-def metrics_guard(last_rescale_at: float | None, now: float) -> str:
-    """The guard of a metrics hold: "settling" while the job may still restart after a rescale, else "metrics"."""
+METRICS_GUARDS = ("metrics", "settling")  # the guards of a hold for want of metrics
+
+
+def metrics_hold(problem: str, last_rescale_at: float | None, now: float) -> tuple[str, str]:
+    """(guard, reason) of a hold for want of metrics: "settling" while the job may still restart after a rescale,
+    else "metrics"."""
     if last_rescale_at is not None and 0 <= now - last_rescale_at < RESCALE_SETTLE_S:
-        return "settling"
-    return "metrics"
+        return "settling", f"{problem}, {now - last_rescale_at:.0f} s after a rescale: the job restarts"
+    return "metrics", problem
 
 
 def backlog_catching_up(obs: JobObservation, cfg: PolicyConfig) -> tuple[bool, float, float]:

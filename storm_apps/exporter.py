@@ -257,8 +257,8 @@ def component_values(kind: str, executor_rates: list[ExecutorRates | None], sour
             out["processing_rate"] = emitted
             out["ack_rate"] = sum(r.acked for r in rs)
             out["input_rate"] = offered_rate if offered_rate is not None else emitted
-            out["busy_fraction"] = out["busy_fraction_max"] = 0.0  # a spout's work is the source's; its backlog
-            # says when it falls behind
+            # a spout's work is the source's; its backlog says when it falls behind
+            out["busy_fraction"] = out["busy_fraction_max"] = 0.0
             done = [r.complete_latency_s for r in rs if r.complete_latency_s is not None]
             out["complete_latency_seconds"] = max(done) if done else None
         else:

@@ -23,8 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Poll Nimbus (Thrift) every second for one topology's executors and serve per-component "
         "series (elastream_storm_*: executors, input/processing/emit/ack rates, busy fraction (mean, busiest "
         "executor), latencies, backlog) on http://LISTEN/metrics, labelled app=APP. A StreamApp attached to the "
-        "topology (spec.storm.attach) is "
-        "evaluated from these series through Prometheus. See docs/storm.md.")
+        "topology (spec.storm.attach) is evaluated from these series through Prometheus. See docs/storm.md.")
     p.add_argument("--nimbus", type=_address, required=True, metavar="HOST:PORT", help="Nimbus Thrift address")
     p.add_argument("--topology", required=True, help="topology name on Nimbus")
     p.add_argument("--app", help="the StreamApp's name (label app); default: the topology name")

@@ -169,7 +169,6 @@ class StormLocalJob:
 
     def verify(self, stopped_at: float) -> dict[str, Any]:
         from storm_apps import verify
-
         from storm_apps.source import read_source_state
 
         check = verify.check(self.state_dir)
