@@ -123,6 +123,9 @@ class PolicyConfig(BaseModel):
     # spell longer than the current one (by the time it would be realized) and at most this long (item 21); 0 = off.
     # Only while scale_down_delay_s is unset: a delay the user set says how long a low load must last
     elastream_low_spell_max_s: float = Field(900.0, ge=0)
+    # a stage's hot key — read from its busiest instance's busy fraction, when the engine reports one — caps what its
+    # instances carry, and a load no parallelism carries is held AtBounds (item 22); false: the mean alone, as DS2
+    elastream_hot_key: bool = True
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

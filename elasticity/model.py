@@ -29,6 +29,7 @@ class StageMetrics:
     input_rate: float | None = None
     processing_rate: float | None = None
     busy_fraction: float | None = None
+    busy_fraction_max: float | None = None  # the busiest instance's (a hot key shows here; the mean hides it)
     batch_duration_s: float | None = None
     trigger_interval_s: float | None = None
     latency_p50_s: float | None = None

@@ -20,12 +20,17 @@ from pathlib import Path
 STATE_FILE = "source.json"
 WORDS = ("storm", "spark", "stream", "scale", "elastic", "bolt", "spout", "tuple", "worker", "nimbus", "latency",
          "rate", "queue", "window", "state", "replay", "offset", "ack", "task", "slot")
+HOT_WORD = WORDS[0]
 
 
-def sentence(seq: int) -> str:
-    """Record `seq`'s payload: 3 to 6 words, the same on every replay."""
+def sentence(seq: int, hot_word_share: float = 0.0) -> str:
+    """Record `seq`'s payload: 3 to 6 words, the same on every replay; each is `HOT_WORD` with probability
+    hot_word_share, else any of `WORDS` alike (a hot key for a fields grouping on the word)."""
     rng = random.Random(seq)
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 6)))
+    n = rng.randint(3, 6)
+    if hot_word_share <= 0:
+        return " ".join(rng.choice(WORDS) for _ in range(n))
+    return " ".join(HOT_WORD if rng.random() < hot_word_share else rng.choice(WORDS) for _ in range(n))
 
 
 def read_source_state(state_dir: Path | str) -> dict | None:

@@ -46,9 +46,11 @@ class Policy(Protocol):
     def propose(self, ctx: PolicyContext) -> Proposal: ...
 
 
-def at_bounds_reason(said: list[str]) -> str:
-    """The reason of a proposal the bounds leave short of the load (Proposal.at_bounds), from what each stage says."""
-    return "at the bounds: " + "; ".join(said) + " (the job falls behind until the load falls or a max rises)"
+def at_bounds_reason(said: list[str], hot_key: bool = False) -> str:
+    """The reason of a proposal the bounds leave short of the load (Proposal.at_bounds), from what each stage says;
+    hot_key: a stage is bounded by a hot key, not by its max."""
+    until = "the load falls or the hot key cools" if hot_key else "the load falls or a max rises"
+    return "at the bounds: " + "; ".join(said) + f" (the job falls behind until {until})"
 
 
 def stage_bound(stage_max: int | None, config: PolicyConfig) -> int:

@@ -1,5 +1,6 @@
-"""What one instance of a stage carries, and the least parallelism that carries a load: key-group aware
-(`effective_parallelism`, `least_parallelism`) and robust to micro-batch engines (`estimate_capacity`)."""
+"""What one instance of a stage carries, and the least parallelism that carries a load: key-group and hot-key aware
+(`effective_parallelism`, `least_parallelism`, `hot_key_share`) and robust to micro-batch engines
+(`estimate_capacity`)."""
 from __future__ import annotations
 
 import math
@@ -13,23 +14,64 @@ if TYPE_CHECKING:
     from elasticity.policies.base import PolicyContext
 
 
-def effective_parallelism(p: int, key_groups: int | None) -> float:
-    """Instances' worth of work p instances can do when K key groups are spread over them: K / ceil(K/p)."""
+HOT_KEY_MIN_EXCESS = 0.25  # a busiest instance less than this much over an even spread's busiest is an even spread
+HOT_KEY_MIN_BUSY = 0.2  # the busy fractions tell a share only while the stage does some work
+HOT_KEY_PLATEAU = 0.9  # a skewed stage past this share of its most adds too little per instance to scale further
+
+
+def effective_parallelism(p: int, key_groups: int | None, hot_share: float = 0.0) -> float:
+    """Instances' worth of work p instances do when K key groups are spread over them — the busiest holds ceil(K/p)
+    of them: K / ceil(K/p) — and when one key brings `hot_share` of the work (`hot_key_share`): its instance holds
+    that share plus its groups' share of the rest, 1 / (hot_share + (1 − hot_share) × ceil(K/p) / K), which no
+    parallelism takes past 1 / hot_share."""
     if p <= 0:
         return 0.0
     if not key_groups or p >= key_groups:
-        return float(min(p, key_groups) if key_groups else p)
-    return key_groups / math.ceil(key_groups / p)
+        even = float(min(p, key_groups) if key_groups else p)
+    else:
+        even = key_groups / math.ceil(key_groups / p)
+    if hot_share <= 0:
+        return even
+    return 1.0 / (hot_share + (1.0 - hot_share) / even)
 
 
-def least_parallelism(capacity: float, per_instance: float, key_groups: int | None, lo: int, hi: int) -> int:
-    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity (hi if none)."""
+def least_parallelism(capacity: float, per_instance: float, key_groups: int | None, lo: int, hi: int,
+                      hot_share: float = 0.0) -> int:
+    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity — if none, hi; with a hot
+    key, the least p that reaches `HOT_KEY_PLATEAU` of what hi carries (instances past it add almost nothing)."""
     if per_instance <= 0:
         return hi
     for p in range(lo, hi + 1):
-        if per_instance * effective_parallelism(p, key_groups) >= capacity - 1e-9:
+        if per_instance * effective_parallelism(p, key_groups, hot_share) >= capacity - 1e-9:
             return p
-    return hi
+    return plateau_parallelism(key_groups, hot_share, lo, hi)
+
+
+def plateau_parallelism(key_groups: int | None, hot_share: float, lo: int, hi: int) -> int:
+    """The least p in [lo, hi] that does `HOT_KEY_PLATEAU` of the work hi instances do (hi without a hot key)."""
+    if hot_share <= 0:
+        return hi
+    most = effective_parallelism(hi, key_groups, hot_share)
+    return next((p for p in range(lo, hi + 1)
+                 if effective_parallelism(p, key_groups, hot_share) >= HOT_KEY_PLATEAU * most - 1e-9), hi)
+
+
+def hot_key_share(busy_mean: float | None, busy_max: float | None, p: int, key_groups: int | None = None
+                  ) -> float | None:
+    """The share of a stage's work one key brings, from the busy fraction of its busiest instance and the mean over
+    its p instances (None when they cannot tell: one instance or key group, too little work, no maximum reported).
+    The busiest does b = busy_max / (busy_mean × p) of the work; an even spread over K key groups gives it
+    e = 1 / effective_parallelism(p, K); a hot key plus its groups' share of the rest, s + (1 − s) × e = b, so
+    s = (b − e) / (1 − e). 0 while b stays under (1 + `HOT_KEY_MIN_EXCESS`) × e: a few keys hash unevenly."""
+    if p < 2 or busy_max is None or busy_mean is None or busy_mean < HOT_KEY_MIN_BUSY:
+        return None
+    even = 1.0 / effective_parallelism(p, key_groups)
+    if even >= 1.0:
+        return None
+    busiest = min(busy_max / (busy_mean * p), 1.0)
+    if busiest < (1.0 + HOT_KEY_MIN_EXCESS) * even:
+        return 0.0
+    return (busiest - even) / (1.0 - even)
 
 
 def capacity_fit(x, y) -> tuple[float, float] | None:
@@ -64,10 +106,19 @@ class CapacityEstimate:
     * floor: the highest per-instance rate the stage actually sustained while running flat out (a queue and
       busy ≥ 90 %) — what was done can be done."""
 
-    def __init__(self, value: float, method: str, overhead: float | None = None) -> None:
+    def __init__(self, value: float, method: str, overhead: float | None = None, hot_share: float = 0.0) -> None:
         self.value = value
         self.method = method
         self.overhead = overhead
+        self.hot_share = hot_share  # the share of the work one key brings (`hot_key_share`), 0 when none is seen
+
+    def carried(self, p: int, key_groups: int | None) -> float:
+        """Records/s p instances carry at full speed (key groups and a hot key counted)."""
+        return self.value * effective_parallelism(p, key_groups, self.hot_share)
+
+    def least_parallelism(self, need: float, key_groups: int | None, lo: int, hi: int) -> int:
+        """The least p in [lo, hi] that carries `need` records/s (`least_parallelism`)."""
+        return least_parallelism(need, self.value, key_groups, lo, hi, self.hot_share)
 
 
 def estimate_capacity(points: list[list[float]], current_p: int, fallback: float, regression: bool = True
@@ -107,14 +158,37 @@ def track_capacities(ctx: "PolicyContext", max_points: int = 60) -> dict[str, Ca
     out = {}
     for s in obs.stages:
         p = int(s.parallelism)
+        hot = _hot_share(mem, s, obs.timestamp, fresh) if cfg.elastream_hot_key else 0.0
         pts = [q for q in pts_mem.get(s.name, []) if q[0] < obs.timestamp]
         u = s.utilization()
         if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
-            eff = effective_parallelism(p, s.max_parallelism)
+            eff = effective_parallelism(p, s.max_parallelism, hot)
             flat = float(s.backlog or 0) > float(s.input_rate or 0) * 1.0 and u >= 0.9
             pts.append([obs.timestamp, float(s.processing_rate) / p, u, p, eff, 1.0 if flat else 0.0])
         pts = pts[-max_points:]
         pts_mem[s.name] = pts
         fallback = (s.true_processing_rate() or 0.0) / p
         out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression)
+        out[s.name].hot_share = hot
     return out
+
+
+HOT_KEY_POINTS = 6  # the hot key's share is the median of the last this many scrapes that measured it
+
+
+def _hot_share(mem: dict, s, timestamp: float, fresh: bool) -> float:
+    """The share of stage s's work its hottest key brings (`hot_key_share`), the median of the last scrapes that
+    measured one — at the current parallelism if any did (a few keys hash unevenly, and differently at another
+    parallelism), kept in the policy's memory under "hot_shares"; 0 when none was seen."""
+    kept = [q for q in mem.setdefault("hot_shares", {}).get(s.name, []) if q[0] < timestamp]
+    share = hot_key_share(s.utilization(), s.busy_fraction_max, int(s.parallelism), s.max_parallelism) \
+        if fresh else None
+    if share is not None:
+        kept.append([timestamp, int(s.parallelism), share])
+    kept = kept[-3 * HOT_KEY_POINTS:]
+    if kept:
+        mem["hot_shares"][s.name] = kept
+    else:
+        mem["hot_shares"].pop(s.name, None)
+    here = [q[2] for q in kept if q[1] == int(s.parallelism)] or [q[2] for q in kept]
+    return float(np.median(here[-HOT_KEY_POINTS:])) if here else 0.0

@@ -66,6 +66,10 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
 21. Gaps: a scale-in waits while, within the trend window, the load came back over what the smaller job carries after a
    low spell of at most `elastream_low_spell_max_s` longer than the current one will be when the scale-in is realized:
    on/off bursts then cost no pair of rescales per gap. Not while the user has set the scale-down delay.
+22. Hot key (`elastream_hot_key`): a stage whose busiest instance (StageMetrics.busy_fraction_max) does more than an
+   even spread's share holds a hot key, which no instance added splits: p instances carry 1 / (s + (1 − s) / eff)
+   instances' worth (s the key's share, eff the key groups'); a load no parallelism carries asks for the plateau
+   (90 % of what the bound carries) and is then held AtBounds, naming the key.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level even if rates look fine.
@@ -77,8 +81,7 @@ from dataclasses import dataclass
 
 from elasticity.model import JobObservation, fmt_count, fmt_rate
 from elasticity.policies.base import PolicyContext, Proposal, at_bounds_reason, stage_bound
-from elasticity.policies.capacity import (CapacityEstimate, effective_parallelism, least_parallelism,
-                                          track_capacities)
+from elasticity.policies.capacity import CapacityEstimate, plateau_parallelism, track_capacities
 from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, low_spells
 from elasticity.policies.rates import StageRates, target_rates
 
@@ -258,7 +261,7 @@ class ElastreamPolicy:
             lo, hi = lo_of(s), hi_of(s)
             if floor_of is not None:
                 lo = max(lo, min(floor_of(s), hi))
-            plan[s.name] = least_parallelism(need, m, K, lo, hi) if m > 0 else int(s.parallelism)
+            plan[s.name] = caps[s.name].least_parallelism(need, K, lo, hi) if m > 0 else int(s.parallelism)
             # covering the need, not the rounded-up capacity: on a small job a source needing 1.2 instances runs 2,
             # and covering those sized every stage after it for 1.7 × the load
             planned_out[s.name] = min(need, pushed if ups else math.inf) * rates[s.name].selectivity
@@ -275,7 +278,7 @@ class ElastreamPolicy:
             m, r_d = caps[d.name].value, rates[d.name].target_input_rate
             if m <= 0 or r_d <= 0:
                 continue
-            most = m * effective_parallelism(stage_bound(d.max_parallelism, cfg), d.max_parallelism)
+            most = caps[d.name].carried(stage_bound(d.max_parallelism, cfg), d.max_parallelism)
             for u in obs.upstream_of(d.name) - {d.name}:  # in d's terms: u's input over d's
                 limit = BOUND_MARGIN * most / u_max * rates[u].target_input_rate / r_d
                 out[u] = min(out.get(u, math.inf), limit)
@@ -507,23 +510,31 @@ class ElastreamPolicy:
                 cap_now = look.capacity_now(s)
                 parts.append(f"scale out {s.name} {p}→{new}{why}: capacity {fmt_rate(cap_now)} at "
                              f"{look.u_up:.0%} cannot carry {fmt_rate(look.up[s.name].target_input_rate)} "
-                             f"expected within {look.h_up:.0f}s{back}")
+                             f"expected within {look.h_up:.0f}s{back}{_hot_key_note(s, look)}")
         return plan, parts
 
     @staticmethod
     def _at_bounds(obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> str:
         """Why a scale-out the load asks for adds nothing, when that is the bounds (else ""): hot stages at their max
-        parallelism (the policy's or the stage's own), and the hot stages before them (item 20)."""
+        parallelism (the policy's or the stage's own) or, with a hot key, where more instances add almost nothing
+        (`plateau_parallelism`), and the hot stages before them (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
         at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n]]
-        if not at:
+        skewed = [n for n in hot if n not in at and int(obs.stage(n).parallelism) >= plateau_parallelism(
+            obs.stage(n).max_parallelism, look.caps[n].hot_share, cfg.min_parallelism, bound[n])]
+        if not at and not skewed:
             return ""
         said = [f"{n} at its max parallelism {bound[n]} cannot carry "
                 f"{fmt_rate(look.up[n].target_input_rate)} expected within {look.h_up:.0f}s" for n in at]
-        said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it runs at its max parallelism, and more "
-                 f"{n} instances would only move the queue there"
-                 for n in hot if n not in at and any(n in obs.upstream_of(d) for d in at)]
-        return at_bounds_reason(said)
+        said += [f"{n} cannot carry {fmt_rate(look.up[n].target_input_rate)} expected within {look.h_up:.0f}s at any "
+                 f"parallelism{_hot_key_note(obs.stage(n), look)}: {obs.stage(n).parallelism} instances carry "
+                 f"{fmt_rate(look.capacity_now(obs.stage(n)))}, {bound[n]} would carry at most "
+                 f"{fmt_rate(look.caps[n].carried(bound[n], obs.stage(n).max_parallelism))}" for n in skewed]
+        limited = at + skewed
+        said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it carries no more at any parallelism, and "
+                 f"more {n} instances would only move the queue there"
+                 for n in hot if n not in limited and any(n in obs.upstream_of(d) for d in limited)]
+        return at_bounds_reason(said, hot_key=not at)
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
         """Per stage, what a scale-out's planned load asks for at utilization u, without any queue to drain or pause
@@ -636,7 +647,7 @@ class ElastreamPolicy:
         """(the low spells the load came back from, how long the current one has lasted — or None), over the trend
         window, below what the planned (smaller) job carries at the ceiling (`forecast.low_spells`)."""
         # the smaller job's capacity at the ceiling in each source's terms (look.down gives the stages' ratios)
-        factor = min([look.caps[s.name].value * effective_parallelism(plan[s.name], s.max_parallelism) * look.u_max
+        factor = min([look.caps[s.name].carried(plan[s.name], s.max_parallelism) * look.u_max
                       / look.down[s.name].target_input_rate
                       for s in obs.stages if look.down[s.name].target_input_rate > 0], default=math.inf)
         over = {n: factor * look.down[n].target_input_rate for n in look.forecasts}
@@ -740,6 +751,17 @@ class ElastreamPolicy:
         return ["keeping capacity for the bursts seen: " + ", ".join(f"{n} ×{b}" for n, b in held.items())]
 
 
+def _hot_key_note(s, look: "Outlook") -> str:
+    """What a hot key does to stage s, when one is seen (CapacityEstimate.hot_share): more instances split its
+    other keys, never that one."""
+    share = look.caps[s.name].hot_share
+    if share <= 0:
+        return ""
+    busiest = f", its busiest instance {s.busy_fraction_max:.0%} busy" if s.busy_fraction_max is not None else ""
+    return (f" (a hot key: one key brings {share:.0%} of its work{busiest}; more instances share out the other "
+            f"keys, never that one)")
+
+
 def _drained_by(s, look: "Outlook") -> float:
     """Records/s that left stage s's queue at full speed (item 18): its capacity — or, for a stage with no busy
     fraction (a Storm spout: its work is the source's), what it passed. Its capacity is unmeasured there (the
@@ -786,8 +808,8 @@ class Outlook:
         return h if self.use_forecast else 0.0
 
     def capacity_now(self, s) -> float:
-        """Records/s stage s carries at full speed with its current parallelism (key-group aware)."""
-        return self.caps[s.name].value * effective_parallelism(int(s.parallelism), s.max_parallelism)
+        """Records/s stage s carries at full speed with its current parallelism (key groups and a hot key counted)."""
+        return self.caps[s.name].carried(int(s.parallelism), s.max_parallelism)
 
     def rates_after_fall(self, obs: JobObservation, h: float) -> dict[str, StageRates]:
         """Per stage, the rates when each source's trend down goes on for h (RateForecast.after_fall): what a

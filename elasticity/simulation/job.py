@@ -3,7 +3,8 @@
 Per step of dt seconds, stage i receives records (the load for the first stage, the previous stage's output
 otherwise), processes up to its capacity  μ_i × eff(p_i, K_i) × noise × warm-up  (0 during a rescale pause),
 queues the rest, and emits processed × selectivity. eff(p, K) = K / ceil(K/p): the busiest of p instances
-holds ceil(K/p) of the K key groups (the stage's max parallelism), so unaligned parallelism wastes capacity.
+holds ceil(K/p) of the K key groups (the stage's max parallelism), so unaligned parallelism wastes capacity; a hot
+key (`hot_share` of the work on one key) lowers it further (capacity.effective_parallelism).
 
 Latency of a stage = base latency + backlog drain time (queue / capacity, plus what remains of a pause) + the
 M/M/1 sojourn of the busiest instance at utilization ρ: mean 1/(μ(1−ρ)), p50 ln2/(μ(1−ρ)), p99 ln100/(μ(1−ρ));
@@ -52,6 +53,7 @@ class StageSpec:
     trigger_interval_s: float | None = None  # micro-batch engine: one batch per trigger
     batch_overhead_s: float = 0.0  # fixed wall time of every batch (micro-batch engines)
     batch_task_s: float = 0.0  # fixed task work of every batch, in instance-seconds shared by the instances
+    hot_share: float = 0.0  # the share of the work one key brings (a hot key): its instance saturates first
 
     @property
     def overhead_fraction(self) -> float:
@@ -125,7 +127,8 @@ class SimulatedJob:
         self.p = [int(s.initial_parallelism) for s in spec.stages]
         self.p_before = list(self.p)
         self._one = [1.0] * len(spec.stages)
-        self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
+        self.hot = [s.hot_share for s in spec.stages]
+        self.eff = self._effective(self.p)
         self.Q = [0.0] * S
         self.k = 0  # next step to simulate
         self.pause_until = -1.0
@@ -245,7 +248,11 @@ class SimulatedJob:
             raise RuntimeError("the initial parallelism can only be set before the first step")
         self.p = [int(targets.get(s.name, p)) for s, p in zip(self.spec.stages, self.p)]
         self.p_before = list(self.p)
-        self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
+        self.eff = self._effective(self.p)
+
+    def _effective(self, parallelism: list[int]) -> list[float]:
+        """Per stage, the instances' worth of work its instances do (key groups and a hot key)."""
+        return [effective_parallelism(p, k, h) for p, k, h in zip(parallelism, self.K, self.hot)]
 
     def set_parallelism(self, targets: dict[str, int]) -> bool:
         """Apply new parallelism from the next step; pauses the job unless rescales are free (the oracle)."""
@@ -254,7 +261,7 @@ class SimulatedJob:
             return False
         self.p_before = list(self.p)
         self.p = new
-        self.eff = [effective_parallelism(p, k) for p, k in zip(self.p, self.K)]
+        self.eff = self._effective(self.p)
         self.rescales += 1
         if not self.free:
             t = self.now
@@ -282,9 +289,11 @@ class SimulatedJob:
             pr = float(proc[live].mean()) if live.any() else 0.0
             src_rate = float(self.tl.arrivals[a:b].mean()) if i == 0 else float(self._inflow[a:b, i].mean())
             trig = self.trig[i]
+            # the busiest instance does 1 / eff of the work (as a Storm exporter reports it); a batch's is the job's
+            busiest = None if trig or busy is None else min(busy * self.p[i] / self.eff[i], 1.0)
             stages.append(StageMetrics(
                 name=s.name, parallelism=self.p[i], input_rate=src_rate, processing_rate=pr,
-                busy_fraction=busy, backlog=float(self.Q[i]), max_parallelism=s.key_groups,
+                busy_fraction=busy, busy_fraction_max=busiest, backlog=float(self.Q[i]), max_parallelism=s.key_groups,
                 output_rate=pr * s.selectivity, upstream=(prev,) if prev else (),
                 batch_duration_s=busy * trig if trig and busy is not None else None, trigger_interval_s=trig,
             ))

@@ -38,7 +38,7 @@ class Oracle:
         self.caps = []  # capacity table per stage: caps[i][p] for p in 0..max
         for s in spec.stages:
             top = min(max_parallelism, s.key_groups)
-            self.caps.append(np.array([s.capacity_per_instance * effective_parallelism(p, s.key_groups)
+            self.caps.append(np.array([s.capacity_per_instance * effective_parallelism(p, s.key_groups, s.hot_share)
                                        for p in range(top + 1)]))
         self.min_p = min_parallelism
 

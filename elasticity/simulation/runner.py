@@ -93,7 +93,8 @@ def within_bounds(spec, parallelism: list[int], cfg: PolicyConfig) -> dict[str, 
 def most_rate_carried(spec, cfg: PolicyConfig) -> float:
     """The job input rate (records/s) the job carries at full speed with every stage at its bound: past it, no
     policy can keep up."""
-    return min((s.capacity_per_instance * effective_parallelism(stage_bound(s.key_groups, cfg), s.key_groups) / share
+    return min((s.capacity_per_instance * effective_parallelism(stage_bound(s.key_groups, cfg), s.key_groups,
+                                                                s.hot_share) / share
                 for s, share in zip(spec.stages, spec.input_shares()) if share > 0), default=float("inf"))
 
 

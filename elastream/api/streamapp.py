@@ -209,6 +209,14 @@ Executors = Annotated[int, Field(ge=1, le=10000)]
 class StormApplication(ApiModel):
     builtin: Literal["wordcount", "pipeline"] = Field(
         "wordcount", description="a built-in topology from storm_apps (docs/storm.md): wordcount or pipeline")
+    hot_word_share: float = Field(
+        0.0, ge=0.0, le=0.95, description="share of the source's words drawn as one word ('storm'), the rest evenly "
+        "from twenty: a hot key for wordcount's count (fields grouping on the word), whose executor then saturates "
+        "first. 0: every word alike")
+
+    def generator_args(self, generator: dict) -> dict:
+        """The spout's generator arguments: the load profile, and the hot word's share when there is one."""
+        return {**generator, "hot_word_share": self.hot_word_share} if self.hot_word_share > 0 else dict(generator)
 
 
 class StormAttach(ApiModel):

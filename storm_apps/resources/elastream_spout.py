@@ -18,6 +18,7 @@ SAVE_EVERY_S = 0.5
 class ElastreamSpout(storm.Spout):
     def initialize(self, conf, context):
         state_dir, generator = sys.argv[1], json.loads(sys.argv[2])
+        self.hot_word_share = float(generator.pop("hot_word_share", 0.0))
         self.source = ReplayableSource(make_profile(**generator), state_dir, time.time())
         self.saved_at = 0.0
 
@@ -25,7 +26,7 @@ class ElastreamSpout(storm.Spout):
         now = time.time()
         for seq in self.source.next_batch(now, BATCH):
             # need_task_ids false: storm.py's emit() would wait for a round trip per tuple
-            storm.sendMsgToParent({"command": "emit", "id": seq, "tuple": [seq, 0, 1, sentence(seq)],
+            storm.sendMsgToParent({"command": "emit", "id": seq, "tuple": [seq, 0, 1, sentence(seq, self.hot_word_share)],
                                    "need_task_ids": False})
         if now - self.saved_at >= SAVE_EVERY_S:
             self.source.save(now)

@@ -11,7 +11,7 @@ from spark_apps.profile import make_profile
 from storm_apps import verify
 from storm_apps.exporter import ALL_TIME, Report, component_values, rates, report_of
 from storm_apps.nimbus import layout, storm_thrift, wiring
-from storm_apps.source import ReplayableSource, read_source_state, sentence
+from storm_apps.source import HOT_WORD, WORDS, ReplayableSource, read_source_state, sentence
 from storm_apps.topology import APPS, flux_yaml
 
 
@@ -65,6 +65,15 @@ def test_source_ends_with_its_profile(tmp_path):
 def test_sentences_are_replayed_identically():
     assert sentence(42) == sentence(42)
     assert 3 <= len(sentence(7).split()) <= 6
+    assert sentence(42, 0.5) == sentence(42, 0.5)
+
+
+def test_a_hot_word_brings_its_share_of_the_words():
+    words = [w for seq in range(3000) for w in sentence(seq, 0.6).split()]
+    share = words.count(HOT_WORD) / len(words)
+    assert share == pytest.approx(0.6 + 0.4 / len(WORDS), abs=0.02)
+    even = [w for seq in range(3000) for w in sentence(seq).split()]
+    assert even.count(HOT_WORD) / len(even) == pytest.approx(1 / len(WORDS), abs=0.01)
 
 
 def test_verify_counts_missing_and_duplicates(tmp_path):

@@ -43,6 +43,15 @@ def test_components_become_stages_in_topological_order_with_their_own_parallelis
     assert obs.stage("split").selectivity() == pytest.approx(5.0)
 
 
+def test_a_bolts_busiest_executor_is_observed_and_a_spouts_is_not():
+    v = values(busyFractionMax={"spout": 0.0, "split": 0.3, "count": 1.0})
+    obs = storm_observation("wc", v, INFO, 100.0, {})
+    assert obs.stage("count").busy_fraction_max == 1.0 and obs.stage("split").busy_fraction_max == 0.3
+    assert obs.stage("spout").busy_fraction_max is None  # a spout's work is the source's
+    assert obs.stage("sink").busy_fraction_max is None  # not reported: optional, the mean alone as before
+    assert "busyFractionMax" in queries("wc")
+
+
 def test_a_component_without_its_required_metrics_is_named():
     v = values(busyFraction={"spout": 0.1, "split": 0.2, "sink": 0.1})
     with pytest.raises(MetricsUnavailable, match="count: busyFraction"):

@@ -102,6 +102,14 @@ def test_the_submit_job_submits_the_initial_layout_with_tasks_at_max_parallelism
     assert container(job, "submit")["args"][:4] == ["python3", "-m", "storm_apps.pod", "submit"]
 
 
+def test_a_hot_word_reaches_the_spout_through_the_submit_job_and_none_is_sent_by_default():
+    hot = spec(application={"builtin": "wordcount", "hotWordShare": 0.4})
+    assert json.loads(managed.config_map(BODY, hot)["data"]["submit.json"])["generator"]["hot_word_share"] == 0.4
+    assert "hot_word_share" not in json.loads(managed.config_map(BODY, spec())["data"]["submit.json"])["generator"]
+    with pytest.raises(ValueError, match="hotWordShare"):
+        spec(application={"builtin": "wordcount", "hotWordShare": 1.0})
+
+
 def test_initial_supervisors_follow_the_initial_workers():
     assert managed.supervisors_for(2, 2) == 1 and managed.supervisors_for(3, 2) == 2
     assert managed.supervisors_for(0, 2) == 1  # somewhere to run, always

@@ -98,11 +98,12 @@ class StormLocalJob:
         return self
 
     def _generator(self) -> dict:
-        """The spout's load profile; a trace path is made absolute (the spout runs in a worker's directory)."""
+        """The spout's load profile (and hot word); a trace path is made absolute (the spout runs in a worker's
+        directory)."""
         generator = self.spec.source.generator.model_dump()
         if generator.get("trace"):
             generator["trace"] = str(Path(generator["trace"]).resolve())
-        return generator
+        return self.spec.application.generator_args(generator)
 
     def _wait_ready(self, timeout_s: float) -> None:
         """Until every component has reported once (the first stats come ~20 s after a submit)."""

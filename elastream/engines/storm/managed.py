@@ -128,7 +128,7 @@ def submit_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, An
         "parallelism": executors,
         "maxParallelism": tasks,
         "workers": initial_workers(spec, executors),
-        "generator": storm.source.generator.model_dump(mode="json"),
+        "generator": storm.application.generator_args(storm.source.generator.model_dump(mode="json")),
         "stateDir": paths(app)["state"],
         "durationS": None,  # a managed topology runs until the StreamApp is suspended or deleted
         "nimbusHost": dns(app, namespace, "nimbus"),

@@ -26,6 +26,7 @@ SERIES = {
     "emitRate": "elastream_storm_emit_rate",
     "ackRate": "elastream_storm_ack_rate",
     "busyFraction": "elastream_storm_busy_fraction",
+    "busyFractionMax": "elastream_storm_busy_fraction_max",
     "executeLatency": "elastream_storm_execute_latency_seconds",
     "completeLatency": "elastream_storm_complete_latency_seconds",
     "backlog": "elastream_storm_backlog_records",
@@ -34,7 +35,7 @@ SERIES = {
 INFO = "elastream_storm_component_info"
 REQUIRED = ("executors", "inputRate", "processingRate", "busyFraction")
 # what storm_observation reads (the rest serve the local mode's progress lines and dashboards)
-OBSERVED = (*REQUIRED, "tasks", "emitRate", "completeLatency", "backlog")
+OBSERVED = (*REQUIRED, "busyFractionMax", "tasks", "emitRate", "completeLatency", "backlog")
 
 
 def queries(app: str) -> dict[str, str]:
@@ -59,6 +60,8 @@ def storm_observation(job: str, values: dict[str, dict[str, float]], info: dict[
         stages.append(StageMetrics(
             name=name, parallelism=int(round(v["executors"])), upstream=upstream,
             input_rate=v["inputRate"], processing_rate=v["processingRate"], busy_fraction=v["busyFraction"],
+            # a bolt's busiest executor: a hot key (fields grouping) saturates it while the mean looks idle
+            busy_fraction_max=v["busyFractionMax"] if kind != "spout" and _finite(v["busyFractionMax"]) else None,
             output_rate=v["emitRate"] if _finite(v["emitRate"]) else None,
             backlog=float(v["backlog"]) if kind == "spout" and _finite(v["backlog"]) else 0.0,
             max_parallelism=min(caps) if caps else None))

@@ -1,9 +1,12 @@
 """elastream reads a step up seen part-way from the queue it left (item 18): the scrape averages the step with the
 level before it, and the queue's growth tells how much of the window the step filled."""
+from types import SimpleNamespace
+
 import pytest
 
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import PolicyContext
+from elasticity.policies.capacity import CapacityEstimate
 from elasticity.policies.elastream import ElastreamPolicy
 from tests.unit.elasticity.helpers import obs, stage
 
@@ -100,7 +103,8 @@ def test_a_job_at_its_bounds_says_so_instead_of_steady():
 def test_a_hot_stage_below_every_bound_is_no_job_at_its_bounds():
     # a scale-out that adds nothing for another reason (a queue its capacity drains) is not reported AtBounds
     o = obs(stage("split", p=2, maxp=8), stage("count", p=2, maxp=6, upstream=("split",)))
-    assert ElastreamPolicy._at_bounds(o, None, STORM, ["split", "count"]) == ""
+    look = SimpleNamespace(caps={"split": CapacityEstimate(50.0, "ds2"), "count": CapacityEstimate(125.0, "ds2")})
+    assert ElastreamPolicy._at_bounds(o, look, STORM, ["split", "count"]) == ""
 
 
 def test_a_stages_upstream_is_its_ancestors_within_the_job():
