@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from elasticity.policies.base import PolicyContext
 
 
-HOT_KEY_MIN_EXCESS = 0.25  # a busiest instance less than this much over an even spread's busiest is an even spread
-HOT_KEY_MIN_BUSY = 0.2  # the busy fractions tell a share only while the stage does some work
+HOT_KEY_MIN_EXCESS = 0.5  # a busiest instance less than this much over an even spread's busiest is an even spread
+HOT_KEY_MIN_BUSY = 0.2  # the busy fractions tell a share only while the busiest instance does some work
 HOT_KEY_PLATEAU = 0.9  # a skewed stage past this share of its most adds too little per instance to scale further
 
 
@@ -36,15 +36,16 @@ def effective_parallelism(p: int, key_groups: int | None, hot_share: float = 0.0
 
 
 def least_parallelism(capacity: float, per_instance: float, key_groups: int | None, lo: int, hi: int,
-                      hot_share: float = 0.0) -> int:
-    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity — if none, hi; with a hot
-    key, the least p that reaches `HOT_KEY_PLATEAU` of what hi carries (instances past it add almost nothing)."""
+                      hot_share: float = 0.0, plateau: bool = False) -> int:
+    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity — if none, hi; or, with
+    `plateau` (a scale-out) and a hot key, the least p that reaches `HOT_KEY_PLATEAU` of what hi carries (instances
+    past it add almost nothing). Without `plateau` (a scale-in: hi is the current parallelism) none means keep hi."""
     if per_instance <= 0:
         return hi
     for p in range(lo, hi + 1):
         if per_instance * effective_parallelism(p, key_groups, hot_share) >= capacity - 1e-9:
             return p
-    return plateau_parallelism(key_groups, hot_share, lo, hi)
+    return plateau_parallelism(key_groups, hot_share, lo, hi) if plateau else hi
 
 
 def plateau_parallelism(key_groups: int | None, hot_share: float, lo: int, hi: int) -> int:
@@ -62,13 +63,15 @@ def hot_key_share(busy_mean: float | None, busy_max: float | None, p: int, key_g
     its p instances (None when they cannot tell: one instance or key group, too little work, no maximum reported).
     The busiest does b = busy_max / (busy_mean × p) of the work; an even spread over K key groups gives it
     e = 1 / effective_parallelism(p, K); a hot key plus its groups' share of the rest, s + (1 − s) × e = b, so
-    s = (b − e) / (1 − e). 0 while b stays under (1 + `HOT_KEY_MIN_EXCESS`) × e: a few keys hash unevenly."""
-    if p < 2 or busy_max is None or busy_mean is None or busy_mean < HOT_KEY_MIN_BUSY:
+    s = (b − e) / (1 − e). 0 while b stays under (1 + `HOT_KEY_MIN_EXCESS`) × e: a few keys hash unevenly (20 words
+    over 6 tasks put up to ~1.35 × e on the busiest executor)."""
+    if p < 2 or not _finite(busy_max) or not _finite(busy_mean) or busy_mean <= 0:
         return None
+    busy_max = min(float(busy_max), 1.0)  # Storm's capacity can pass 1; the mean is clipped as well
     even = 1.0 / effective_parallelism(p, key_groups)
-    if even >= 1.0:
+    if busy_max < HOT_KEY_MIN_BUSY or even >= 1.0:
         return None
-    busiest = min(busy_max / (busy_mean * p), 1.0)
+    busiest = min(busy_max / (min(float(busy_mean), 1.0) * p), 1.0)
     if busiest < (1.0 + HOT_KEY_MIN_EXCESS) * even:
         return 0.0
     return (busiest - even) / (1.0 - even)
@@ -116,9 +119,9 @@ class CapacityEstimate:
         """Records/s p instances carry at full speed (key groups and a hot key counted)."""
         return self.value * effective_parallelism(p, key_groups, self.hot_share)
 
-    def least_parallelism(self, need: float, key_groups: int | None, lo: int, hi: int) -> int:
+    def least_parallelism(self, need: float, key_groups: int | None, lo: int, hi: int, plateau: bool = False) -> int:
         """The least p in [lo, hi] that carries `need` records/s (`least_parallelism`)."""
-        return least_parallelism(need, self.value, key_groups, lo, hi, self.hot_share)
+        return least_parallelism(need, self.value, key_groups, lo, hi, self.hot_share, plateau)
 
 
 def estimate_capacity(points: list[list[float]], current_p: int, fallback: float, regression: bool = True
@@ -147,7 +150,8 @@ def estimate_capacity(points: list[list[float]], current_p: int, fallback: float
     return est
 
 
-def track_capacities(ctx: "PolicyContext", max_points: int = 60) -> dict[str, CapacityEstimate]:
+def track_capacities(ctx: "PolicyContext", max_points: int = 60, hot_key: bool | None = None
+                     ) -> dict[str, CapacityEstimate]:
     """Per stage, the capacity of one instance (`estimate_capacity`) from the scrapes kept in the policy's memory
     under "capacity_points" (the last `max_points`); scrapes that saw the last rescale's pause or warm-up are
     left out."""
@@ -158,7 +162,8 @@ def track_capacities(ctx: "PolicyContext", max_points: int = 60) -> dict[str, Ca
     out = {}
     for s in obs.stages:
         p = int(s.parallelism)
-        hot = _hot_share(mem, s, obs.timestamp, fresh) if cfg.elastream_hot_key else 0.0
+        hot = _hot_share(mem, s, obs.timestamp, fresh) if (cfg.elastream_hot_key if hot_key is None else hot_key) \
+            else 0.0
         pts = [q for q in pts_mem.get(s.name, []) if q[0] < obs.timestamp]
         u = s.utilization()
         if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
@@ -180,15 +185,19 @@ def _hot_share(mem: dict, s, timestamp: float, fresh: bool) -> float:
     """The share of stage s's work its hottest key brings (`hot_key_share`), the median of the last scrapes that
     measured one — at the current parallelism if any did (a few keys hash unevenly, and differently at another
     parallelism), kept in the policy's memory under "hot_shares"; 0 when none was seen."""
-    kept = [q for q in mem.setdefault("hot_shares", {}).get(s.name, []) if q[0] < timestamp]
+    kept = [q for q in mem.get("hot_shares", {}).get(s.name, []) if q[0] < timestamp]
     share = hot_key_share(s.utilization(), s.busy_fraction_max, int(s.parallelism), s.max_parallelism) \
         if fresh else None
     if share is not None:
         kept.append([timestamp, int(s.parallelism), share])
     kept = kept[-3 * HOT_KEY_POINTS:]
     if kept:
-        mem["hot_shares"][s.name] = kept
-    else:
-        mem["hot_shares"].pop(s.name, None)
+        mem.setdefault("hot_shares", {})[s.name] = kept
+    elif s.name in mem.get("hot_shares", {}):
+        del mem["hot_shares"][s.name]
     here = [q[2] for q in kept if q[1] == int(s.parallelism)] or [q[2] for q in kept]
     return float(np.median(here[-HOT_KEY_POINTS:])) if here else 0.0
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)

@@ -235,11 +235,13 @@ class ElastreamPolicy:
     # --- planning -------------------------------------------------------------------------------------------
     @staticmethod
     def _plan(obs: JobObservation, rates: dict, caps: dict[str, CapacityEstimate], cfg, u_max: float,
-              lo_of, hi_of, floor_of=None, pause_s: float = 0.0, queued_of=None) -> dict[str, int]:
+              lo_of, hi_of, floor_of=None, pause_s: float = 0.0, queued_of=None, plateau: bool = False
+              ) -> dict[str, int]:
         """The least parallelism per stage (topological order) that carries its planned rate at u_max plus
         its backlog's drain (`drain_rate`) and the backlog the rescale's own pause (pause_s) leaves within
         `elastream_slo_catch_up_s`, and at least `elastream_burst_coverage` × what its upstream stages are planned
-        to pass on (their own need: rate, headroom and drain — not their rounded-up capacity)."""
+        to pass on (their own need: rate, headroom and drain — not their rounded-up capacity). `plateau` (a
+        scale-out): a hot stage no parallelism carries gets the least that does nearly what its bound would."""
         plan: dict[str, int] = {}
         planned_out: dict[str, float] = {}  # records/s a stage is planned to carry, times its selectivity
         surging: set[str] = set()  # stages whose own queue, or an upstream stage's, breaks the latency target
@@ -261,7 +263,7 @@ class ElastreamPolicy:
             lo, hi = lo_of(s), hi_of(s)
             if floor_of is not None:
                 lo = max(lo, min(floor_of(s), hi))
-            plan[s.name] = caps[s.name].least_parallelism(need, K, lo, hi) if m > 0 else int(s.parallelism)
+            plan[s.name] = caps[s.name].least_parallelism(need, K, lo, hi, plateau) if m > 0 else int(s.parallelism)
             # covering the need, not the rounded-up capacity: on a small job a source needing 1.2 instances runs 2,
             # and covering those sized every stage after it for 1.7 × the load
             planned_out[s.name] = min(need, pushed if ups else math.inf) * rates[s.name].selectivity
@@ -500,7 +502,7 @@ class ElastreamPolicy:
         """One step for the whole graph: every stage gets what the planned load needs (the pause is paid anyway)."""
         plan = self._plan(obs, look.size, look.caps, cfg, look.u_max, lambda s: cfg.min_parallelism,
                           lambda s: stage_bound(s.max_parallelism, cfg), floor_of=lambda s: int(s.parallelism),
-                          pause_s=pause_s, queued_of=lambda s: self._queue_ahead(s, look, cfg))
+                          pause_s=pause_s, queued_of=lambda s: self._queue_ahead(s, look, cfg), plateau=True)
         parts = []
         for s in obs.stages:
             p, new = int(s.parallelism), plan[s.name]
@@ -530,10 +532,11 @@ class ElastreamPolicy:
                  f"parallelism{_hot_key_note(obs.stage(n), look)}: {obs.stage(n).parallelism} instances carry "
                  f"{fmt_rate(look.capacity_now(obs.stage(n)))}, {bound[n]} would carry at most "
                  f"{fmt_rate(look.caps[n].carried(bound[n], obs.stage(n).max_parallelism))}" for n in skewed]
-        limited = at + skewed
-        said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it carries no more at any parallelism, and "
-                 f"more {n} instances would only move the queue there"
-                 for n in hot if n not in limited and any(n in obs.upstream_of(d) for d in limited)]
+        why = {n: "runs at its max parallelism" if any(n in obs.upstream_of(d) for d in at)
+               else "carries no more at any parallelism" for n in hot}
+        said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it {why[n]}, and more {n} instances would "
+                 f"only move the queue there"
+                 for n in hot if n not in at + skewed and any(n in obs.upstream_of(d) for d in at + skewed)]
         return at_bounds_reason(said, hot_key=not at)
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:

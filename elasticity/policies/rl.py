@@ -102,7 +102,7 @@ class RLPolicy:
     # --- what the agent sees --------------------------------------------------------------------------------
     def observe(self, ctx: PolicyContext) -> list[StageView]:
         cfg, obs = ctx.config, ctx.observation
-        caps = track_capacities(ctx, CAPACITY_POINTS)
+        caps = track_capacities(ctx, CAPACITY_POINTS, hot_key=False)  # rl's features read the mean, as trained
         trends = input_trends(ctx.history, obs)
         settled = 1.0 if ctx.last_rescale_at is None or cfg.stabilization_window_s <= 0 else \
             min((ctx.now - ctx.last_rescale_at) / cfg.stabilization_window_s, 1.0)

@@ -107,9 +107,9 @@ def stress() -> dict[str, Scenario]:
                                 L.step(1500, 4000, 20 * 60.0, 70 * 60.0), seed=21),
         "hourly-wave": Scenario("hourly-wave", "2,500 ± 1,500 records/s, period 60 min; 2 h", 2 * h,
                                 L.sinusoid(2500, 1500, h), seed=22),
-        "hot-key": Scenario("hot-key", "the step scenario with a hot key: 3 % of aggregate's work on one key, so "
+        "hot-key": Scenario("hot-key", "the step scenario with a hot key: 5 % of aggregate's work on one key, so "
                             "its instances carry less than their number (a skewed fields grouping); 2 h", 2 * h,
-                            L.step(2000, 2600, 20 * 60.0, 90 * 60.0), seed=12, job=hot_key_job(2000, 0.03)),
+                            L.step(2000, 2600, 20 * 60.0, 90 * 60.0), seed=12, job=hot_key_job(2000, 0.05)),
     }
 
 

@@ -46,18 +46,16 @@ def test_storm_run_rebalances_out_and_in_losing_nothing(tmp_path, capsys):
     assert processes_mentioning(str(report_dir)) == []
 
 
-def test_a_hot_key_is_scaled_for_only_as_far_as_instances_help_then_held_at_the_bounds(tmp_path):
-    # storm-hot.yaml: 70 % of the words are one word, whose count executor saturates while the mean looks half idle
+def test_a_hot_key_no_parallelism_carries_is_held_at_the_bounds_not_scaled_to_the_max(tmp_path):
+    # storm-hot.yaml: 80 % of the words are one word, whose count executor saturates while the mean looks half idle
     report_dir = tmp_path / "report"
-    assert main(["run", str(HERE / "storm-hot.yaml"), "--duration", "120", "--report", str(report_dir)]) == 0
+    assert main(["run", str(HERE / "storm-hot.yaml"), "--duration", "75", "--report", str(report_dir)]) == 0
     report = json.loads((report_dir / "report.json").read_text())
     assert report["missing"] == 0 and report["drained"]
-    ups = [r for r in report["rescales"] if r["to"]["count"] > r["from"]["count"]]
-    assert ups and all("(a hot key: one key brings" in r["reason"] for r in ups), report["rescales"]
-    # the max is 6, but past the plateau an executor adds almost nothing: no rescale goes there
+    # the max is 6, but 3 executors already do over 90 % of what 6 would: no rescale goes there
     assert all(r["to"]["count"] < 6 for r in report["rescales"]), report["rescales"]
-    after = [d for d in report["decisions"] if d["t"] > ups[-1]["t"] and d["guard"] == "bounds"]
-    assert after, report["decisions"]  # held, not "steady" while the queue grows
-    assert all("count cannot carry" in d["reason"] and "at any parallelism (a hot key" in d["reason"]
-               and "until the load falls or the hot key cools" in d["reason"] for d in after), after
+    held = [d for d in report["decisions"] if d["guard"] == "bounds"]
+    assert len(held) >= 2, report["decisions"]  # held while the queue grows, not "steady"
+    assert all("count cannot carry" in d["reason"] and "at any parallelism (a hot key: one key brings" in d["reason"]
+               and "until the load falls or the hot key cools" in d["reason"] for d in held), held
     assert processes_mentioning(str(report_dir)) == []

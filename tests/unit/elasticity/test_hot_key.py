@@ -14,18 +14,28 @@ STORM = PolicyConfig(latency_target_s=5.0, evaluation_interval_s=20.0, stabiliza
 PER_EXECUTOR = 125.0  # words/s a count executor carries (8 ms a word)
 
 
-@pytest.mark.parametrize("hot, p", [(0.3, 2), (0.3, 4), (0.5, 3), (0.0, 4)])
+@pytest.mark.parametrize("hot, p", [(0.6, 2), (0.3, 4), (0.5, 3), (0.08, 10), (0.0, 4)])
 def test_the_hot_keys_share_is_read_back_from_the_busiest_instance(hot, p):
     busiest = hot + (1.0 - hot) / p  # the hot key and an even share of the other keys
-    mean = 0.6
+    mean = 0.9 / (busiest * p)  # the busiest instance 90 % busy
     assert hot_key_share(mean, busiest * p * mean, p) == pytest.approx(hot)
 
 
 def test_no_share_is_read_where_the_busy_fractions_cannot_tell_one():
     assert hot_key_share(0.6, 0.9, 1) is None  # one instance: its work is all of it
     assert hot_key_share(0.05, 0.1, 4) is None  # too little work to tell
-    assert hot_key_share(0.6, None, 4) is None  # the engine reports no maximum (Spark, the simulator)
+    assert hot_key_share(0.6, None, 4) is None  # the engine reports no maximum (Spark's batches)
+    assert hot_key_share(0.6, float("nan"), 4) is None and hot_key_share(float("inf"), 0.9, 4) is None
     assert hot_key_share(0.6, 0.5, 4) == 0.0  # a maximum under the mean is noise: an even spread
+    # a 30 % key on 2 instances puts 1.3 × an even share on the busiest: as much as a few keys hashed unevenly
+    assert hot_key_share(0.6, 0.65 * 2 * 0.6, 2) == 0.0
+
+
+def test_a_saturated_hot_key_is_read_however_idle_the_mean():
+    # 70 % of the work on one of 8 instances: saturated, it caps the stage at 1.2 instances' worth — a mean of 15 %
+    mean = (1 / (0.7 + 0.3 / 8)) / 8
+    assert hot_key_share(mean, 1.0, 8) == pytest.approx(0.7)
+    assert hot_key_share(mean, 1.3, 8) == pytest.approx(0.7)  # Storm's capacity past 1 reads as saturated
 
 
 def test_a_hot_key_caps_what_instances_add():
@@ -44,17 +54,20 @@ def test_key_groups_spread_unevenly_are_no_hot_key():
     # groups already count that (effective_parallelism 3), and it is no hot key
     mean = 0.6
     assert hot_key_share(mean, mean * 4 / 3, 4, key_groups=6) == 0.0
-    assert hot_key_share(mean, mean * 4 / 3, 4) == pytest.approx((1 / 3 - 1 / 4) / (3 / 4))  # unknown groups: it is
-    # a hot key on 10 instances can be a small share and still be one: 5 % of the work is half again an even share
-    assert hot_key_share(mean, mean * 10 * (0.05 + 0.95 / 10), 10) == pytest.approx(0.05)
+    # with the groups unknown, 1/3 against an even 1/4 is within what a few keys hashed unevenly give
+    assert hot_key_share(mean, mean * 4 / 3, 4) == 0.0
+    # on 10 instances a small share is still a hot key: 8 % of the work puts 1.7 × an even share on its instance
+    assert hot_key_share(0.5, 0.5 * 10 * (0.08 + 0.92 / 10), 10) == pytest.approx(0.08)
 
 
 def test_a_load_no_parallelism_carries_asks_for_the_plateau_not_the_bound():
     # 0.7 of the work on one key: 6 instances do 1.33 instances' worth, 3 already 1.25 (over 90 % of it)
     assert plateau_parallelism(None, 0.7, 1, 6) == 3
-    assert least_parallelism(1000.0, 125.0, None, 1, 6, hot_share=0.7) == 3
-    assert least_parallelism(1000.0, 125.0, None, 1, 6) == 6  # no hot key: the bound, as before
+    assert least_parallelism(1000.0, 125.0, None, 1, 6, hot_share=0.7, plateau=True) == 3
+    assert least_parallelism(1000.0, 125.0, None, 1, 6, plateau=True) == 6  # no hot key: the bound, as before
     assert least_parallelism(200.0, 125.0, None, 1, 6, hot_share=0.3) == 3  # reachable: the least that carries
+    # a scale-in (hi = the current parallelism) that nothing carries keeps hi: never into the overload
+    assert least_parallelism(1000.0, 125.0, None, 1, 6, hot_share=0.7) == 6
 
 
 def _word_count(hot: float, count_p: int, sentences: float, busiest_reported: bool = True, steps: int = 8):
@@ -84,11 +97,11 @@ def _word_count(hot: float, count_p: int, sentences: float, busiest_reported: bo
 
 
 def test_a_hot_key_is_planned_for_where_the_mean_says_there_is_room():
-    # 50 sentences/s = 225 words/s, 30 % of them one word: on 2 count executors the hot one carries 146/s of its
-    # 125 and saturates, while the mean is 77 %. Instances added split the other words: 3 carry
-    # 125 / (0.3 + 0.7 / 3) = 234/s, 4 carry 263/s; the hot key (68/s) fits one executor
-    prop = _word_count(hot=0.3, count_p=2, sentences=50.0)
-    assert prop.targets["count"] >= 4, prop.reason
+    # 55 sentences/s = 247.5 words/s, 30 % of them one word: on 3 count executors (6 tasks, 2 each) the hot one would
+    # carry 132/s of its 125 and saturates, while the mean is 62 %. Instances added split the other words, a task at a
+    # time: 3 to 5 executors keep 2 tasks on the hot one (125 / (0.3 + 0.7 / 3) = 234/s), 6 carry 300/s
+    prop = _word_count(hot=0.3, count_p=3, sentences=55.0)
+    assert prop.targets["count"] == 6, prop.reason
     assert "a hot key: one key brings 30% of its work" in prop.reason, prop.reason
 
 
@@ -104,6 +117,14 @@ def test_a_hot_key_no_instance_can_take_is_held_at_the_bounds():
 def test_without_the_busiest_instance_the_hot_key_goes_unseen():
     # what elastream did before busy_fraction_max, and still does for an engine that does not report one: the mean
     # (77 %) says count has room, and the queue is blamed on the stages before it
-    prop = _word_count(hot=0.3, count_p=2, sentences=50.0, busiest_reported=False)
-    assert prop.targets["count"] < 4, prop.reason
+    prop = _word_count(hot=0.3, count_p=3, sentences=55.0, busiest_reported=False)
+    assert prop.targets["count"] == 3, prop.reason
     assert "hot key" not in prop.reason
+
+
+def test_a_hot_stage_is_never_scaled_in_to_what_carries_less():
+    # 70 % of 160 words/s on one word, count at 6 of 6: 167/s at most, 96 % busy on its hot executor. A scale-in
+    # plans at the ceiling minus the hysteresis, which nothing carries: it keeps 6 (not the 3 of a scale-out's plateau)
+    for steps in range(6, 16, 3):
+        prop = _word_count(hot=0.7, count_p=6, sentences=160.0 / 4.5, steps=steps)
+        assert prop.targets["count"] == 6, prop.reason
