@@ -124,6 +124,10 @@ MALFORMED = [
      "spec.spark.source.kafka.startingOffsets", "newest"),
     ("unknown-storm-app", "StreamApp", storm_app(application={"builtin": "pagerank"}),
      "spec.storm.application.builtin", "pagerank"),
+    ("hot-word-share-too-high", "StreamApp", storm_app(application={"builtin": "wordcount", "hotWordShare": 1.0}),
+     "spec.storm.application.hotWordShare", "less than 1"),
+    ("hot-word-share-on-pipeline", "StreamApp", storm_app(application={"builtin": "pipeline", "hotWordShare": 0.5}),
+     "spec.storm.application.hotWordShare", "applies to builtin wordcount"),
     # sizes and quantities
     ("fractional-memory", "StreamApp", {"spec.spark.executor.memory": "1.5g"}, "spec.spark.executor.memory",
      "should match"),

@@ -207,10 +207,16 @@ Executors = Annotated[int, Field(ge=1, le=10000)]
 
 
 class StormApplication(ApiModel):
+    rules = (
+        Rule("self.builtin == 'wordcount' || !has(self.hotWordShare) || self.hotWordShare == 0.0",
+             "hotWordShare applies to builtin wordcount (pipeline's aggregate keys on whole sentences, not words)",
+             lambda a: a.builtin == "wordcount" or a.hot_word_share == 0.0, ".hotWordShare"),
+    )
+
     builtin: Literal["wordcount", "pipeline"] = Field(
         "wordcount", description="a built-in topology from storm_apps (docs/storm.md): wordcount or pipeline")
     hot_word_share: float = Field(
-        0.0, ge=0.0, le=0.95, description="share of the source's words drawn as one word ('storm'), the rest evenly "
+        0.0, ge=0.0, lt=1.0, description="share of the source's words drawn as one word ('storm'), the rest evenly "
         "from twenty: a hot key for wordcount's count (fields grouping on the word), whose executor then saturates "
         "first. 0: every word alike")
 

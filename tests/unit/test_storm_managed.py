@@ -107,7 +107,9 @@ def test_a_hot_word_reaches_the_spout_through_the_submit_job_and_none_is_sent_by
     assert json.loads(managed.config_map(BODY, hot)["data"]["submit.json"])["generator"]["hot_word_share"] == 0.4
     assert "hot_word_share" not in json.loads(managed.config_map(BODY, spec())["data"]["submit.json"])["generator"]
     with pytest.raises(ValueError, match="hotWordShare"):
-        spec(application={"builtin": "wordcount", "hotWordShare": 1.0})
+        spec(application={"builtin": "wordcount", "hotWordShare": 1.0})  # all words one word: no spread left
+    with pytest.raises(ValueError, match="hotWordShare applies to builtin wordcount"):
+        spec(application={"builtin": "pipeline", "hotWordShare": 0.5})
 
 
 def test_initial_supervisors_follow_the_initial_workers():
