@@ -107,6 +107,20 @@ def committed_offset(checkpoint: str) -> int:
     return int(offsets["seq"]) if offsets else 0
 
 
+def accounted_offset(checkpoint: str, sink: str) -> int:
+    """The generator offset below which the sink must hold every record: the end offset of the last committed batch,
+    or of the last batch the sink holds whole if that is later (written, its commit cut short by a stop). Records
+    past it were queued or in a batch still running when the job stopped: unfinished, not lost."""
+    ends = [committed_offset(checkpoint)]
+    root = Path(sink)
+    whole = [int(d.name[len(BATCH_PREFIX):]) for d in root.iterdir()
+             if d.name.startswith(BATCH_PREFIX) and (d / "_SUCCESS").exists()] if root.exists() else []
+    planned = Path(checkpoint) / "offsets" / str(max(whole)) if whole else None
+    if planned is not None and planned.exists():
+        ends.append(int(json.loads(planned.read_text().splitlines()[2])["seq"]))
+    return max(ends)
+
+
 def generator_load(checkpoint) -> tuple[RateProfile, float]:
     """(the load profile, when it started in epoch seconds) of the generator run recorded in `checkpoint`
     (FileNotFoundError without the run file; ValueError for a run of another source)."""

@@ -157,13 +157,16 @@ class SparkLocalJob:
             return self.feed.verify(self.app.spec.spark.application.builtin.removeprefix("nexmark-"),
                                     self.checkpoint, self.sink)
         produced = self.produced_until(stopped_at)
-        check = verify.check(str(self.checkpoint), str(self.sink), produced) if produced is not None else None
-        return {"records_produced": check.produced if check else 0,
-                "records_processed": check.processed if check else 0,
-                "missing": check.missing if check else 0,
-                "duplicates": check.duplicates if check else 0,
-                "exactly_once": bool(check and check.exactly_once),
-                "verified": bool(check and check.exactly_once)}
+        if produced is None:
+            return {"records_produced": 0, "records_processed": 0, "missing": 0, "unfinished": 0, "duplicates": 0,
+                    "exactly_once": False, "verified": False}
+        # a run stopped before it drained (Ctrl-C, a drain cut short) still had records queued or in a batch:
+        # those are unfinished; the sink is checked against what the job had read up to its last batch
+        accounted = min(produced, verify.accounted_offset(str(self.checkpoint), str(self.sink)))
+        check = verify.check(str(self.checkpoint), str(self.sink), accounted)
+        return {"records_produced": produced, "records_processed": check.processed, "missing": check.missing,
+                "unfinished": produced - accounted, "duplicates": check.duplicates,
+                "exactly_once": check.exactly_once, "verified": check.exactly_once and accounted == produced}
 
     def produced_until(self, stopped_at: float) -> int | None:
         """Records the generator had offered when the run stopped (all of them if the load ran to its end)."""
