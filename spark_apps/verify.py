@@ -111,14 +111,23 @@ def accounted_offset(checkpoint: str, sink: str) -> int:
     """The generator offset below which the sink must hold every record: the end offset of the last committed batch,
     or of the last batch the sink holds whole if that is later (written, its commit cut short by a stop). Records
     past it were queued or in a batch still running when the job stopped: unfinished, not lost."""
-    ends = [committed_offset(checkpoint)]
+    ends = [_or_zero(lambda: committed_offset(checkpoint))]
     root = Path(sink)
     whole = [int(d.name[len(BATCH_PREFIX):]) for d in root.iterdir()
-             if d.name.startswith(BATCH_PREFIX) and (d / "_SUCCESS").exists()] if root.exists() else []
+             if d.name.startswith(BATCH_PREFIX) and d.name[len(BATCH_PREFIX):].isdigit()
+             and (d / "_SUCCESS").exists()] if root.exists() else []
     planned = Path(checkpoint) / "offsets" / str(max(whole)) if whole else None
     if planned is not None and planned.exists():
-        ends.append(int(json.loads(planned.read_text().splitlines()[2])["seq"]))
+        ends.append(_or_zero(lambda: int(json.loads(planned.read_text().splitlines()[2])["seq"])))
     return max(ends)
+
+
+def _or_zero(read) -> int:
+    """An offset read from the checkpoint, or 0 for a file cut short or malformed (the report must still be made)."""
+    try:
+        return read()
+    except (IndexError, KeyError, TypeError, ValueError):
+        return 0
 
 
 def generator_load(checkpoint) -> tuple[RateProfile, float]:

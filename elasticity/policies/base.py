@@ -46,10 +46,11 @@ class Policy(Protocol):
     def propose(self, ctx: PolicyContext) -> Proposal: ...
 
 
-def at_bounds_reason(said: list[str], hot_key: bool = False) -> str:
-    """The reason of a proposal the bounds leave short of the load (Proposal.at_bounds), from what each stage says;
-    hot_key: a stage is bounded by a hot key, not by its max."""
-    until = "the load falls or the hot key cools" if hot_key else "the load falls or a max rises"
+def at_bounds_reason(said: list[str], max_bound: bool = True, hot_key: bool = False) -> str:
+    """The reason of a proposal the bounds leave short of the load (Proposal.at_bounds), from what each stage says:
+    max_bound, a stage at its max parallelism; hot_key, a stage whose hot key no parallelism carries."""
+    ends = ["the load falls"] + (["a max rises"] if max_bound else []) + (["the hot key cools"] if hot_key else [])
+    until = ", ".join(ends[:-1]) + " or " + ends[-1] if len(ends) > 1 else ends[0]
     return "at the bounds: " + "; ".join(said) + f" (the job falls behind until {until})"
 
 

@@ -522,8 +522,11 @@ class ElastreamPolicy:
         (`plateau_parallelism`), and the hot stages before them (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
         at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n]]
+        # a hot key's stage at its plateau, whose load even the bound would not carry (not one hot for a queue only)
         skewed = [n for n in hot if n not in at and int(obs.stage(n).parallelism) >= plateau_parallelism(
-            obs.stage(n).max_parallelism, look.caps[n].hot_share, cfg.min_parallelism, bound[n])]
+            obs.stage(n).max_parallelism, look.caps[n].hot_share, cfg.min_parallelism, bound[n])
+            and look.caps[n].carried(bound[n], obs.stage(n).max_parallelism) * look.u_up
+            < look.up[n].target_input_rate]
         if not at and not skewed:
             return ""
         said = [f"{n} at its max parallelism {bound[n]} cannot carry "
@@ -537,7 +540,7 @@ class ElastreamPolicy:
         said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it {why[n]}, and more {n} instances would "
                  f"only move the queue there"
                  for n in hot if n not in at + skewed and any(n in obs.upstream_of(d) for d in at + skewed)]
-        return at_bounds_reason(said, hot_key=not at)
+        return at_bounds_reason(said, max_bound=bool(at), hot_key=bool(skewed))
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
         """Per stage, what a scale-out's planned load asks for at utilization u, without any queue to drain or pause
@@ -760,7 +763,8 @@ def _hot_key_note(s, look: "Outlook") -> str:
     share = look.caps[s.name].hot_share
     if share <= 0:
         return ""
-    busiest = f", its busiest instance {s.busy_fraction_max:.0%} busy" if s.busy_fraction_max is not None else ""
+    busiest = (f", its busiest instance {min(s.busy_fraction_max, 1.0):.0%} busy" if s.busy_fraction_max is not None
+               else "")
     return (f" (a hot key: one key brings {share:.0%} of its work{busiest}; more instances share out the other "
             f"keys, never that one)")
 

@@ -79,8 +79,11 @@ def format_over_capacity(scenario, result, cfg) -> str:
     peak = float(result.timeline.arrivals.max())
     if peak <= most:
         return ""
+    hot = [s.name for s in scenario.job_spec().stages if s.hot_share > 0]
+    fix = (f"a hot key in {', '.join(hot)} caps it: a higher maxParallelism adds little" if hot
+           else "raise maxParallelism")
     return (f"  over capacity   the load peaks at {peak:.0f} records/s; at max parallelism {cfg.max_parallelism} "
-            f"(and its key groups) the job carries at most {most:.0f}: no policy can keep up (raise maxParallelism)")
+            f"(and its key groups) the job carries at most {most:.0f}: no policy can keep up ({fix})")
 
 
 def format_references(scenario, result, seed, start: str, long_run: bool = False, config=None) -> str:

@@ -26,8 +26,8 @@ class ElastreamSpout(storm.Spout):
         now = time.time()
         for seq in self.source.next_batch(now, BATCH):
             # need_task_ids false: storm.py's emit() would wait for a round trip per tuple
-            storm.sendMsgToParent({"command": "emit", "id": seq, "tuple": [seq, 0, 1, sentence(seq, self.hot_word_share)],
-                                   "need_task_ids": False})
+            tup = [seq, 0, 1, sentence(seq, self.hot_word_share)]
+            storm.sendMsgToParent({"command": "emit", "id": seq, "tuple": tup, "need_task_ids": False})
         if now - self.saved_at >= SAVE_EVERY_S:
             self.source.save(now)
             self.saved_at = now

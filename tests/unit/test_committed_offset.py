@@ -85,3 +85,16 @@ def test_the_local_report_of_a_run_stopped_before_it_drained_says_unfinished_not
     write_batch(job.checkpoint, 2, 500, committed=True)
     report = job.verify(1_700_000_010.0)
     assert (report["unfinished"], report["missing"], report["verified"]) == (0, 5, False)
+    # stopped at 4.5 s (225 offered) while a batch that read up to 250 finished: those records were offered too
+    report = job.verify(1_700_000_004.5)
+    assert report["records_produced"] == 500 and report["unexpected"] == 0
+
+
+def test_a_malformed_offsets_file_falls_back_instead_of_losing_the_report(tmp_path):
+    ck, sink = tmp_path / "ck", tmp_path / "sink"
+    ck.mkdir()
+    write_batch(ck, 0, 100, committed=True)
+    (ck / "offsets" / "1").write_text("v1\n{}\n")  # cut short: no source offset line
+    whole_batch(sink, 0, range(0, 100))
+    whole_batch(sink, 1, range(100, 150))
+    assert accounted_offset(str(ck), str(sink)) == 100

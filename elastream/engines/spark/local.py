@@ -159,13 +159,14 @@ class SparkLocalJob:
         produced = self.produced_until(stopped_at)
         if produced is None:
             return {"records_produced": 0, "records_processed": 0, "missing": 0, "unfinished": 0, "duplicates": 0,
-                    "exactly_once": False, "verified": False}
+                    "unexpected": 0, "exactly_once": False, "verified": False}
         # a run stopped before it drained (Ctrl-C, a drain cut short) still had records queued or in a batch:
         # those are unfinished; the sink is checked against what the job had read up to its last batch
-        accounted = min(produced, verify.accounted_offset(str(self.checkpoint), str(self.sink)))
+        accounted = verify.accounted_offset(str(self.checkpoint), str(self.sink))
+        produced = max(produced, accounted)  # a batch planned as the run stopped read past what `stopped_at` saw
         check = verify.check(str(self.checkpoint), str(self.sink), accounted)
         return {"records_produced": produced, "records_processed": check.processed, "missing": check.missing,
-                "unfinished": produced - accounted, "duplicates": check.duplicates,
+                "unfinished": produced - accounted, "duplicates": check.duplicates, "unexpected": check.unexpected,
                 "exactly_once": check.exactly_once, "verified": check.exactly_once and accounted == produced}
 
     def produced_until(self, stopped_at: float) -> int | None:

@@ -116,7 +116,7 @@ def test_a_hot_key_no_instance_can_take_is_held_at_the_bounds():
 
 def test_without_the_busiest_instance_the_hot_key_goes_unseen():
     # what elastream did before busy_fraction_max, and still does for an engine that does not report one: the mean
-    # (77 %) says count has room, and the queue is blamed on the stages before it
+    # (62 %) says count has room, and the queue is blamed on the stages before it
     prop = _word_count(hot=0.3, count_p=3, sentences=55.0, busiest_reported=False)
     assert prop.targets["count"] == 3, prop.reason
     assert "hot key" not in prop.reason
@@ -128,3 +128,28 @@ def test_a_hot_stage_is_never_scaled_in_to_what_carries_less():
     for steps in range(6, 16, 3):
         prop = _word_count(hot=0.7, count_p=6, sentences=160.0 / 4.5, steps=steps)
         assert prop.targets["count"] == 6, prop.reason
+
+
+def test_a_hot_key_at_its_plateau_is_no_bound_while_the_bound_would_carry_the_load():
+    # count at 3 of 6 (the plateau for a 70 % key), hot for a queue: the bound carries 167/s, so 100/s expected is
+    # not "cannot carry at any parallelism"; 200/s is
+    from types import SimpleNamespace
+
+    from elasticity.policies.capacity import CapacityEstimate
+
+    o = obs(stage("count", p=3, maxp=6, busy_fraction_max=0.9))
+    for rate, held in ((100.0, False), (200.0, True)):
+        look = SimpleNamespace(caps={"count": CapacityEstimate(125.0, "ds2", hot_share=0.7)}, u_up=0.975, h_up=60.0,
+                               up={"count": SimpleNamespace(target_input_rate=rate)})
+        look.capacity_now = lambda s, look=look: look.caps[s.name].carried(int(s.parallelism), s.max_parallelism)
+        reason = ElastreamPolicy._at_bounds(o, look, STORM, ["count"])
+        assert bool(reason) == held, reason
+        assert not held or reason.endswith("(the job falls behind until the load falls or the hot key cools)")
+
+
+def test_the_bounds_reason_says_what_would_end_it():
+    from elasticity.policies.base import at_bounds_reason
+
+    assert at_bounds_reason(["x"]).endswith("until the load falls or a max rises)")
+    assert at_bounds_reason(["x"], max_bound=False, hot_key=True).endswith("until the load falls or the hot key cools)")
+    assert at_bounds_reason(["x"], hot_key=True).endswith("until the load falls, a max rises or the hot key cools)")
