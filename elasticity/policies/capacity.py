@@ -168,9 +168,9 @@ def track_capacities(ctx: "PolicyContext", max_points: int = 60, hot_key: bool |
         u = s.utilization()
         if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
             eff = effective_parallelism(p, s.max_parallelism, hot)
-            # flat out: a queue, and the stage busy — or its hot key's instance, however idle the mean
-            busiest = s.busy_fraction_max if hot > 0 and s.busy_fraction_max is not None else 0.0
-            flat = float(s.backlog or 0) > float(s.input_rate or 0) * 1.0 and max(u, busiest) >= 0.9
+            # flat out by the mean only: a hot key's saturated scrapes as floors (processed / eff) would carry any
+            # error of the key's estimated share into the capacity (tried: the stress scenario hot-key 50 → 162 s)
+            flat = float(s.backlog or 0) > float(s.input_rate or 0) * 1.0 and u >= 0.9
             pts.append([obs.timestamp, float(s.processing_rate) / p, u, p, eff, 1.0 if flat else 0.0])
         pts = pts[-max_points:]
         pts_mem[s.name] = pts
