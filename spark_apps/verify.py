@@ -42,20 +42,24 @@ class Report:
         return self.processed == self.produced and self.missing == self.duplicates == self.unexpected == 0
 
 
+def whole_batches(sink: str) -> list[tuple[int, Path]]:
+    """(batch id, directory) of every complete batch (its `_SUCCESS` written), in batch order."""
+    root = Path(sink)
+    if not root.exists():
+        return []
+    return [(int(d.name[len(BATCH_PREFIX):]), d) for d in sorted(root.iterdir())
+            if d.name.startswith(BATCH_PREFIX) and d.name[len(BATCH_PREFIX):].isdigit() and (d / "_SUCCESS").exists()]
+
+
 def sink_batches(sink: str) -> list[tuple[int, list[dict]]]:
     """(batch id, rows) of every complete batch, in batch order."""
     out = []
-    root = Path(sink)
-    if not root.exists():
-        return out
-    for d in sorted(root.iterdir()):
-        if not d.name.startswith(BATCH_PREFIX) or not (d / "_SUCCESS").exists():
-            continue
+    for batch, d in whole_batches(sink):
         rows = []
         for part in sorted(d.glob("part-*")):
             with open(part) as f:
                 rows.extend(json.loads(line) for line in f if line.strip())
-        out.append((int(d.name[len(BATCH_PREFIX):]), rows))
+        out.append((batch, rows))
     return out
 
 
@@ -93,9 +97,12 @@ def _ceil(a: int, b: int) -> int:
 def committed_offsets(checkpoint: str) -> dict | None:
     """The source's end offset (as its JSON) of the last batch the checkpoint marks committed, or None before any."""
     commits = [int(p.name) for p in (Path(checkpoint) / "commits").glob("[0-9]*")]
-    if not commits:
-        return None
-    lines = (Path(checkpoint) / "offsets" / str(max(commits))).read_text().splitlines()
+    return batch_offsets(checkpoint, max(commits)) if commits else None
+
+
+def batch_offsets(checkpoint: str, batch: int) -> dict:
+    """The source's end offset (as its JSON) that batch `batch` planned to read, from the checkpoint's offsets log."""
+    lines = (Path(checkpoint) / "offsets" / str(batch)).read_text().splitlines()
     # line 0 is the log version, line 1 the batch metadata, then one offset per source
     return json.loads(lines[2])
 
@@ -111,22 +118,19 @@ def accounted_offset(checkpoint: str, sink: str) -> int:
     """The generator offset below which the sink must hold every record: the end offset of the last committed batch,
     or of the last batch the sink holds whole if that is later (written, its commit cut short by a stop). Records
     past it were queued or in a batch still running when the job stopped: unfinished, not lost."""
+    whole = whole_batches(sink)
     ends = [_or_zero(lambda: committed_offset(checkpoint))]
-    root = Path(sink)
-    whole = [int(d.name[len(BATCH_PREFIX):]) for d in root.iterdir()
-             if d.name.startswith(BATCH_PREFIX) and d.name[len(BATCH_PREFIX):].isdigit()
-             and (d / "_SUCCESS").exists()] if root.exists() else []
-    planned = Path(checkpoint) / "offsets" / str(max(whole)) if whole else None
-    if planned is not None and planned.exists():
-        ends.append(_or_zero(lambda: int(json.loads(planned.read_text().splitlines()[2])["seq"])))
+    if whole:
+        ends.append(_or_zero(lambda: int(batch_offsets(checkpoint, whole[-1][0])["seq"])))
     return max(ends)
 
 
 def _or_zero(read) -> int:
-    """An offset read from the checkpoint, or 0 for a file cut short or malformed (the report must still be made)."""
+    """An offset read from the checkpoint, or 0 for a file absent, cut short or malformed (the report must still be
+    made)."""
     try:
         return read()
-    except (IndexError, KeyError, TypeError, ValueError):
+    except (OSError, IndexError, KeyError, TypeError, ValueError):
         return 0
 
 

@@ -124,15 +124,16 @@ class CapacityEstimate:
         return least_parallelism(need, self.value, key_groups, lo, hi, self.hot_share, plateau)
 
 
-def estimate_capacity(points: list[list[float]], current_p: int, fallback: float, regression: bool = True
-                      ) -> CapacityEstimate:
-    """points: [t, x = processed/p, busy, p, eff, flat_out] of usable scrapes (oldest first)."""
+def estimate_capacity(points: list[list[float]], current_p: int, fallback: float, regression: bool = True,
+                      hot_share: float = 0.0) -> CapacityEstimate:
+    """points: [t, x = processed/p, busy, p, eff, flat_out] of usable scrapes (oldest first); hot_share: the stage's
+    hot key (`hot_key_share`), carried by the estimate."""
     same = [q for q in points if int(q[3]) == current_p and q[2] >= 0.2 and q[1] > 0]
     if same:
         ds2 = float(np.median([q[1] / q[2] for q in same]))
     else:
         ds2 = fallback
-    est = CapacityEstimate(ds2, "ds2")
+    est = CapacityEstimate(ds2, "ds2", hot_share=hot_share)
     if regression:
         # not flat out: a saturated stage's busy fraction is capped (at eff / p), not a + b·x, and a cluster of them
         # fits b ≈ 0 — a capacity of billions that once scaled a 64-instance stage in to 1
@@ -143,10 +144,10 @@ def estimate_capacity(points: list[list[float]], current_p: int, fallback: float
             if 0.05 <= a < 0.95:
                 reg = (1.0 - a) / b
                 if reg > est.value and reg <= REGRESSION_MAX_REACH * max(q[1] for q in use):
-                    est = CapacityEstimate(reg, "regression", a)
+                    est = CapacityEstimate(reg, "regression", a, hot_share)
     flat = [q[1] * q[3] / q[4] for q in points if q[5] and q[4] > 0]
     if flat and max(flat) > est.value:
-        est = CapacityEstimate(max(flat), "floor", est.overhead)
+        est = CapacityEstimate(max(flat), "floor", est.overhead, hot_share)
     return est
 
 
@@ -154,16 +155,16 @@ def track_capacities(ctx: "PolicyContext", max_points: int = 60, hot_key: bool |
                      ) -> dict[str, CapacityEstimate]:
     """Per stage, the capacity of one instance (`estimate_capacity`) from the scrapes kept in the policy's memory
     under "capacity_points" (the last `max_points`); scrapes that saw the last rescale's pause or warm-up are
-    left out."""
+    left out. hot_key: read each stage's hot key (`_hot_share`; default: the config's `elastream_hot_key`)."""
     cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
     pts_mem: dict[str, list] = mem.setdefault("capacity_points", {})
     settle = cfg.evaluation_interval_s * 2.0
     fresh = ctx.last_rescale_at is None or obs.timestamp > ctx.last_rescale_at + settle
+    read_hot_keys = cfg.elastream_hot_key if hot_key is None else hot_key
     out = {}
     for s in obs.stages:
         p = int(s.parallelism)
-        hot = _hot_share(mem, s, obs.timestamp, fresh) if (cfg.elastream_hot_key if hot_key is None else hot_key) \
-            else 0.0
+        hot = _hot_share(mem, s, obs.timestamp, fresh) if read_hot_keys else 0.0
         pts = [q for q in pts_mem.get(s.name, []) if q[0] < obs.timestamp]
         u = s.utilization()
         if fresh and u is not None and u > 0 and (s.processing_rate or 0) > 0:
@@ -175,8 +176,7 @@ def track_capacities(ctx: "PolicyContext", max_points: int = 60, hot_key: bool |
         pts = pts[-max_points:]
         pts_mem[s.name] = pts
         fallback = (s.true_processing_rate() or 0.0) / p
-        out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression)
-        out[s.name].hot_share = hot
+        out[s.name] = estimate_capacity(pts, p, fallback, cfg.elastream_capacity_regression, hot)
     return out
 
 

@@ -522,11 +522,8 @@ class ElastreamPolicy:
         (`plateau_parallelism`), and the hot stages before them (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
         at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n]]
-        # a hot key's stage at its plateau, whose load even the bound would not carry (not one hot for a queue only)
-        skewed = [n for n in hot if n not in at and int(obs.stage(n).parallelism) >= plateau_parallelism(
-            obs.stage(n).max_parallelism, look.caps[n].hot_share, cfg.min_parallelism, bound[n])
-            and look.caps[n].carried(bound[n], obs.stage(n).max_parallelism) * look.u_up
-            < look.up[n].target_input_rate]
+        skewed = [n for n in hot if n not in at and ElastreamPolicy._past_any_parallelism(obs.stage(n), look, cfg,
+                                                                                             bound[n])]
         if not at and not skewed:
             return ""
         said = [f"{n} at its max parallelism {bound[n]} cannot carry "
@@ -541,6 +538,14 @@ class ElastreamPolicy:
                  f"only move the queue there"
                  for n in hot if n not in at + skewed and any(n in obs.upstream_of(d) for d in at + skewed)]
         return at_bounds_reason(said, max_bound=bool(at), hot_key=bool(skewed))
+
+    @staticmethod
+    def _past_any_parallelism(s, look: "Outlook", cfg, bound: int) -> bool:
+        """A hot key's stage at its plateau (`plateau_parallelism`) whose load even its bound would not carry — not
+        one hot only for a queue its capacity drains."""
+        K, share = s.max_parallelism, look.caps[s.name].hot_share
+        return (int(s.parallelism) >= plateau_parallelism(K, share, cfg.min_parallelism, bound)
+                and look.caps[s.name].carried(bound, K) * look.u_up < look.up[s.name].target_input_rate)
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
         """Per stage, what a scale-out's planned load asks for at utilization u, without any queue to drain or pause
