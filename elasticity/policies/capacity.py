@@ -37,24 +37,26 @@ def effective_parallelism(p: int, key_groups: int | None, hot_share: float = 0.0
 
 def least_parallelism(capacity: float, per_instance: float, key_groups: int | None, lo: int, hi: int,
                       hot_share: float = 0.0, plateau: bool = False) -> int:
-    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity — if none, hi; or, with
-    `plateau` (a scale-out) and a hot key, the least p that reaches `HOT_KEY_PLATEAU` of what hi carries (instances
-    past it add almost nothing). Without `plateau` (a scale-in: hi is the current parallelism) none means keep hi."""
+    """The least p in [lo, hi] with per_instance × effective_parallelism(p) ≥ capacity. If none: the least p that
+    carries what hi carries (over K key groups, 60 instances carry what 64 do: the rest would hold no more groups);
+    or, with `plateau` (a scale-out) and a hot key, the least p that reaches `HOT_KEY_PLATEAU` of it (instances past
+    it add almost nothing). Without `plateau` (a scale-in: hi is the current parallelism) a hot stage keeps all it
+    carries."""
     if per_instance <= 0:
         return hi
     for p in range(lo, hi + 1):
         if per_instance * effective_parallelism(p, key_groups, hot_share) >= capacity - 1e-9:
             return p
-    return plateau_parallelism(key_groups, hot_share, lo, hi) if plateau else hi
+    return plateau_parallelism(key_groups, hot_share if plateau else 0.0, lo, hi)
 
 
 def plateau_parallelism(key_groups: int | None, hot_share: float, lo: int, hi: int) -> int:
-    """The least p in [lo, hi] that does `HOT_KEY_PLATEAU` of the work hi instances do (hi without a hot key)."""
-    if hot_share <= 0:
-        return hi
+    """The least p in [lo, hi] past which more instances, up to hi, add nothing worth a rescale: the least that does
+    all the work hi instances do over K key groups, or with a hot key `HOT_KEY_PLATEAU` of it."""
     most = effective_parallelism(hi, key_groups, hot_share)
+    share = HOT_KEY_PLATEAU if hot_share > 0 else 1.0
     return next((p for p in range(lo, hi + 1)
-                 if effective_parallelism(p, key_groups, hot_share) >= HOT_KEY_PLATEAU * most - 1e-9), hi)
+                 if effective_parallelism(p, key_groups, hot_share) >= share * most - 1e-9), hi)
 
 
 def hot_key_share(busy_mean: float | None, busy_max: float | None, p: int, key_groups: int | None = None

@@ -62,7 +62,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    saves `elastream_min_saving_floor` of the job.
 20. Bounds: a stage before one at its bound is planned for no more than BOUND_MARGIN × what that one passes at the
    ceiling: more only moves the queue downstream, and each such scale-out is a rescale bought for nothing. A
-   scale-out the bounds leave nothing to add to is said as such (Proposal.at_bounds: the guards' AtBounds hold).
+   scale-out the bounds leave nothing to add to is said as such (Proposal.at_bounds: the guards' AtBounds hold). A
+   load no parallelism carries asks for the least parallelism that carries what the bound does (over 360 key groups,
+   60 instances carry what 64 do), and the latency a job at its bounds misses does not lower the ceiling.
 21. Gaps: a scale-in waits while, within the trend window, the load came back over what the smaller job carries after a
    low spell of at most `elastream_low_spell_max_s` longer than the current one will be when the scale-in is realized:
    on/off bursts then cost no pair of rescales per gap. Not while the user has set the scale-down delay.
@@ -322,6 +324,7 @@ class ElastreamPolicy:
                     waiting, delay = "", cfg.elastream_confident_scale_down_delay_s
             if not waiting and not parts:
                 targets, parts, delay, waiting = self._scale_in(ctx, look, used, rose, inputs, pause_s)
+        ctx.memory["at_bounds"] = at_bounds  # the latency the bounds cost is no reason to lower the ceiling
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -429,14 +432,17 @@ class ElastreamPolicy:
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
         """The utilization ceiling, adapted to the latency target: −0.05 when p99 misses it with no backlog
-        (queueing), +0.005 back per evaluation while p99 has ample slack. Also: is the job caught up?"""
+        (queueing) — unless the job is at its bounds (the last evaluation said so, or a stage runs flat out where more
+        instances carry no more): a stage that can grow no further queues at any ceiling, and a lower one only sizes the stages before it for more than it passes (a saturated week:
+        0.95 → 0.70 in 3 minutes, two scale-outs of the source for nothing) — +0.005 back per evaluation while p99 has
+        ample slack. Also: is the job caught up?"""
         cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
         u_max = float(mem.get("u_max", cfg.elastream_max_utilization))
         p99 = obs.latency_p99_s
         backlog_total = sum(s.backlog for s in obs.stages)
         caught_up = backlog_total <= obs.source_rate() * cfg.effective_backlog_tolerance_s
         if p99 is not None and caught_up:
-            if p99 > cfg.latency_target_s:
+            if p99 > cfg.latency_target_s and not (mem.get("at_bounds") or _flat_out_at_bound(obs, cfg)):
                 u_max = max(cfg.target_utilization, u_max - 0.05)
             elif p99 < 0.5 * cfg.latency_target_s:
                 u_max = min(cfg.elastream_max_utilization, u_max + 0.005)
@@ -521,12 +527,14 @@ class ElastreamPolicy:
         parallelism (the policy's or the stage's own) or, with a hot key, where more instances add almost nothing
         (`plateau_parallelism`), and the hot stages before them (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
-        at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n]]
+        # at its bound, or where its key groups give the bound no more (60 instances over 360 groups carry what 64 do)
+        at = [n for n in hot if int(obs.stage(n).parallelism) >= plateau_parallelism(
+            obs.stage(n).max_parallelism, 0.0, cfg.min_parallelism, bound[n])]
         skewed = [n for n in hot if n not in at and ElastreamPolicy._past_any_parallelism(obs.stage(n), look, cfg,
                                                                                              bound[n])]
         if not at and not skewed:
             return ""
-        said = [f"{n} at its max parallelism {bound[n]} cannot carry "
+        said = [f"{n} at {_as_much_as_bound(obs.stage(n), bound[n])} cannot carry "
                 f"{fmt_rate(look.up[n].target_input_rate)} expected within {look.h_up:.0f}s" for n in at]
         said += [f"{n} cannot carry {fmt_rate(look.up[n].target_input_rate)} expected within {look.h_up:.0f}s at any "
                  f"parallelism{_hot_key_note(obs.stage(n), look)}: {obs.stage(n).parallelism} instances carry "
@@ -544,7 +552,7 @@ class ElastreamPolicy:
         """A hot key's stage at its plateau (`plateau_parallelism`) whose load even its bound would not carry — not
         one hot only for a queue its capacity drains."""
         K, share = s.max_parallelism, look.caps[s.name].hot_share
-        return (int(s.parallelism) >= plateau_parallelism(K, share, cfg.min_parallelism, bound)
+        return (share > 0 and int(s.parallelism) >= plateau_parallelism(K, share, cfg.min_parallelism, bound)
                 and look.caps[s.name].carried(bound, K) * look.u_up < look.up[s.name].target_input_rate)
 
     def _lasting(self, obs: JobObservation, look: "Outlook", cfg, u: float) -> dict[str, int]:
@@ -772,6 +780,26 @@ def _hot_key_note(s, look: "Outlook") -> str:
                else "")
     return (f" (a hot key: one key brings {share:.0%} of its work{busiest}; more instances share out the other "
             f"keys, never that one)")
+
+
+def _as_much_as_bound(s, bound: int) -> str:
+    """How a stage that carries what its bound would says so: "its max parallelism 64", or "60 instances (over 360
+    key groups, as much as its max parallelism 64 carries)"."""
+    if int(s.parallelism) >= bound:
+        return f"its max parallelism {bound}"
+    return (f"{s.parallelism} instances (over {s.max_parallelism} key groups, as much as its max parallelism "
+            f"{bound} carries)")
+
+
+def _flat_out_at_bound(obs: JobObservation, cfg) -> bool:
+    """Does a stage run flat out (busy ≥ 90 %) where more instances would carry no more (`plateau_parallelism`)?"""
+    for s in obs.stages:
+        bound = stage_bound(s.max_parallelism, cfg)
+        u = s.utilization()
+        if u is not None and u >= 0.9 and int(s.parallelism) >= plateau_parallelism(
+                s.max_parallelism, 0.0, cfg.min_parallelism, bound):
+            return True
+    return False
 
 
 def _drained_by(s, look: "Outlook") -> float:

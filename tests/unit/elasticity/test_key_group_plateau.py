@@ -1,0 +1,51 @@
+"""Over K key groups, p instances carry K / ceil(K/p) instances' worth: 60 instances over 360 groups carry what 64
+do. A load no parallelism carries asks for the least parallelism that carries what the bound does, is held AtBounds
+there, and the latency the bounds cost does not lower the utilization ceiling."""
+from elasticity.config import PolicyConfig
+from elasticity.policies.base import PolicyContext
+from elasticity.policies.capacity import least_parallelism
+from elasticity.policies.elastream import ElastreamPolicy
+from tests.unit.elasticity.helpers import obs, stage
+
+
+def test_a_load_past_the_bound_asks_for_what_carries_as_much_as_the_bound():
+    assert least_parallelism(20000.0, 150.0, 360, 1, 64, plateau=True) == 60
+    assert least_parallelism(20000.0, 150.0, 360, 45, 64, plateau=True) == 60
+    assert least_parallelism(20000.0, 150.0, 360, 62, 64, plateau=True) == 62  # already past it: no lower
+    # a scale-in's plan from 64 (hi = the current) carries as much with 60
+    assert least_parallelism(20000.0, 150.0, 360, 1, 64) == 60
+    # without key groups every instance adds its share: the bound
+    assert least_parallelism(20000.0, 150.0, None, 1, 64, plateau=True) == 64
+    assert least_parallelism(20000.0, 150.0, 64, 1, 64, plateau=True) == 64
+
+
+def _past_the_bound(enrich_p: int, steps: int = 8, p99: float = 20.0):
+    """source (400/s an instance, 28) → enrich (150/s an instance, 360 key groups, enrich_p) under 10,000 records/s:
+    enrich carries 9,000/s at most (60 and 64 instances alike) and runs flat out. Every proposal."""
+    cfg = PolicyConfig()
+    pol, mem, history, out = ElastreamPolicy(), {}, [], []
+    done = min(10000.0, 150.0 * 360 / -(-360 // enrich_p))
+    for i in range(steps):
+        t = 30.0 * (i + 1)
+        o = obs(stage("source", p=28, rate=10000.0, proc=10000.0, busy=10000.0 / (400 * 28), maxp=360),
+                stage("enrich", p=enrich_p, rate=10000.0, proc=done, busy=done / (150.0 * enrich_p), maxp=360,
+                      upstream=("source",)), t=t, p99=p99)
+        history.append(o)
+        out.append(pol.propose(PolicyContext(o, history[-10:], cfg, t, mem)))
+    return out
+
+
+def test_a_scale_out_past_the_bound_stops_where_the_key_groups_give_no_more():
+    prop = _past_the_bound(enrich_p=45, steps=1)[0]
+    assert prop.targets["enrich"] == 60, prop.reason  # not 64: the 4 more would hold no more key groups
+
+
+def test_a_stage_carrying_what_its_bound_would_is_held_at_the_bounds_and_keeps_its_ceiling():
+    props = _past_the_bound(enrich_p=60)
+    for prop in props:
+        assert prop.targets == {"source": 28, "enrich": 60} and prop.at_bounds, prop.reason
+        assert ("enrich at 60 instances (over 360 key groups, as much as its max parallelism 64 carries) cannot "
+                "carry") in prop.reason, prop.reason
+        # a p99 over the target, caught up: the bounds', not the utilization's (it once fell 0.95 → 0.70 here, and
+        # sized the source for more than enrich passes)
+        assert prop.inputs["u_max"] == PolicyConfig().elastream_max_utilization, prop.inputs
