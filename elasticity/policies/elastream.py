@@ -646,6 +646,7 @@ class ElastreamPolicy:
         parts = [f"scale in {s.name} {int(s.parallelism)}→{plan[s.name]}: "
                  f"{fmt_rate(planned[s.name].target_input_rate)} expected within {look.h_up:.0f}s needs "
                  f"{plan[s.name]} at {u_in:.0%} of {fmt_rate(look.caps[s.name].value)}/instance"
+                 f"{_hot_key_carried(s, look, plan[s.name])}"
                  for s in obs.stages if plan[s.name] < int(s.parallelism)]
         if why:
             parts[-1] += why
@@ -780,6 +781,15 @@ def _hot_key_note(s, look: "Outlook") -> str:
                else "")
     return (f" (a hot key: one key brings {share:.0%} of its work{busiest}; more instances share out the other "
             f"keys, never that one)")
+
+
+def _hot_key_carried(s, look: "Outlook", p: int) -> str:
+    """Why p instances of a stage with a hot key carry less than p × their capacity, when one is seen."""
+    share = look.caps[s.name].hot_share
+    if share <= 0:
+        return ""
+    return (f" (a hot key brings {share:.0%} of its work: {p} instances carry "
+            f"{fmt_rate(look.caps[s.name].carried(p, s.max_parallelism))})")
 
 
 def _as_much_as_bound(s, bound: int) -> str:

@@ -153,3 +153,15 @@ def test_the_bounds_reason_says_what_would_end_it():
     assert at_bounds_reason(["x"]).endswith("until the load falls or a max rises)")
     assert at_bounds_reason(["x"], max_bound=False, hot_key=True).endswith("until the load falls or the hot key cools)")
     assert at_bounds_reason(["x"], hot_key=True).endswith("until the load falls, a max rises or the hot key cools)")
+
+
+def test_a_scale_in_of_a_hot_stage_says_what_the_key_leaves_it():
+    # 30 % of 120 words/s on one word, count at 6 (its hot executor 40 % busy): 2 executors carry 192/s with the key's
+    # share (not 250/s), and the reason says so
+    prop = None
+    for steps in range(8, 30, 2):
+        prop = _word_count(hot=0.3, count_p=6, sentences=120.0 / 4.5, steps=steps)
+        if prop.targets["count"] < 6:
+            break
+    assert prop.targets["count"] < 6, prop.reason
+    assert "count 6→" in prop.reason and "(a hot key brings 30% of its work: " in prop.reason, prop.reason
