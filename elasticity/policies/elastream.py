@@ -324,7 +324,6 @@ class ElastreamPolicy:
                     waiting, delay = "", cfg.elastream_confident_scale_down_delay_s
             if not waiting and not parts:
                 targets, parts, delay, waiting = self._scale_in(ctx, look, used, rose, inputs, pause_s)
-        ctx.memory["at_bounds"] = at_bounds  # the latency the bounds cost is no reason to lower the ceiling
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -432,17 +431,17 @@ class ElastreamPolicy:
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
         """The utilization ceiling, adapted to the latency target: −0.05 when p99 misses it with no backlog
-        (queueing) — unless the job is at its bounds (the last evaluation said so, or a stage runs flat out where more
-        instances carry no more): a stage that can grow no further queues at any ceiling, and a lower one only sizes the stages before it for more than it passes (a saturated week:
-        0.95 → 0.70 in 3 minutes, two scale-outs of the source for nothing) — +0.005 back per evaluation while p99 has
-        ample slack. Also: is the job caught up?"""
+        (queueing) — unless a stage runs flat out where more instances carry no more (`_flat_out_at_bound`): a job at
+        its bounds queues at any ceiling, and a lower one only sizes the stages before it for more than the bounded
+        one passes (a saturated week: 0.95 → 0.70 in 3 minutes, two scale-outs of the source for nothing) — +0.005
+        back per evaluation while p99 has ample slack. Also: is the job caught up?"""
         cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
         u_max = float(mem.get("u_max", cfg.elastream_max_utilization))
         p99 = obs.latency_p99_s
         backlog_total = sum(s.backlog for s in obs.stages)
         caught_up = backlog_total <= obs.source_rate() * cfg.effective_backlog_tolerance_s
         if p99 is not None and caught_up:
-            if p99 > cfg.latency_target_s and not (mem.get("at_bounds") or _flat_out_at_bound(obs, cfg)):
+            if p99 > cfg.latency_target_s and not _flat_out_at_bound(obs, cfg):
                 u_max = max(cfg.target_utilization, u_max - 0.05)
             elif p99 < 0.5 * cfg.latency_target_s:
                 u_max = min(cfg.elastream_max_utilization, u_max + 0.005)
@@ -528,8 +527,10 @@ class ElastreamPolicy:
         (`plateau_parallelism`), and the hot stages before them (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
         # at its bound, or where its key groups give the bound no more (60 instances over 360 groups carry what 64 do)
-        at = [n for n in hot if int(obs.stage(n).parallelism) >= plateau_parallelism(
-            obs.stage(n).max_parallelism, 0.0, cfg.min_parallelism, bound[n])]
+        # — a stage with a hot key is said as such (`_past_any_parallelism`) unless at its bound
+        at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n] or (
+            look.caps[n].hot_share <= 0 and int(obs.stage(n).parallelism) >= plateau_parallelism(
+                obs.stage(n).max_parallelism, 0.0, cfg.min_parallelism, bound[n]))]
         skewed = [n for n in hot if n not in at and ElastreamPolicy._past_any_parallelism(obs.stage(n), look, cfg,
                                                                                              bound[n])]
         if not at and not skewed:
@@ -540,7 +541,9 @@ class ElastreamPolicy:
                  f"parallelism{_hot_key_note(obs.stage(n), look)}: {obs.stage(n).parallelism} instances carry "
                  f"{fmt_rate(look.capacity_now(obs.stage(n)))}, {bound[n]} would carry at most "
                  f"{fmt_rate(look.caps[n].carried(bound[n], obs.stage(n).max_parallelism))}" for n in skewed]
-        why = {n: "runs at its max parallelism" if any(n in obs.upstream_of(d) for d in at)
+        at_max = [d for d in at if int(obs.stage(d).parallelism) >= bound[d]]
+        why = {n: "runs at its max parallelism" if any(n in obs.upstream_of(d) for d in at_max)
+               else "carries all its max parallelism would" if any(n in obs.upstream_of(d) for d in at)
                else "carries no more at any parallelism" for n in hot}
         said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it {why[n]}, and more {n} instances would "
                  f"only move the queue there"

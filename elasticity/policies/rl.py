@@ -138,8 +138,8 @@ class RLPolicy:
         if per_instance <= 0:  # nothing measured yet: one instance either way
             return min(p + 1, hi), max(p - 1, lo)
         more_need = (rate + backlog / BACKLOG_DRAIN_S) / self.weights.u_more
-        p_more = least_parallelism(more_need, per_instance, st.max_parallelism, min(p + 1, hi), hi)
-        p_less = least_parallelism(rate / self.weights.u_less, per_instance, st.max_parallelism, lo, p)
+        p_more = _least_or_hi(more_need, per_instance, st.max_parallelism, min(p + 1, hi), hi)
+        p_less = _least_or_hi(rate / self.weights.u_less, per_instance, st.max_parallelism, lo, p)
         return p_more, min(p_less, max(p - 1, lo))
 
     @staticmethod
@@ -165,3 +165,10 @@ def input_trends(history: list[JobObservation], obs: JobObservation) -> dict[str
         top = max(now, then)
         out[s.name] = (now - then) / top if top > 0 and math.isfinite(top) else 0.0
     return out
+
+
+def _least_or_hi(need: float, per_instance: float, key_groups: int | None, lo: int, hi: int) -> int:
+    """`least_parallelism`, or hi when nothing in [lo, hi] carries `need` — the steps rl's weights were trained on
+    (least_parallelism then gives the least p carrying what hi does)."""
+    p = least_parallelism(need, per_instance, key_groups, lo, hi)
+    return p if per_instance * effective_parallelism(p, key_groups) >= need - 1e-9 else hi

@@ -49,3 +49,37 @@ def test_a_stage_carrying_what_its_bound_would_is_held_at_the_bounds_and_keeps_i
         # a p99 over the target, caught up: the bounds', not the utilization's (it once fell 0.95 → 0.70 here, and
         # sized the source for more than enrich passes)
         assert prop.inputs["u_max"] == PolicyConfig().elastream_max_utilization, prop.inputs
+
+
+def test_the_ceiling_still_falls_for_a_latency_miss_below_the_bounds():
+    # the same p99 over the target with nothing flat out at its bounds: queueing the ceiling can cure
+    cfg, pol, mem, history = PolicyConfig(), ElastreamPolicy(), {}, []
+    o = obs(stage("source", p=10, rate=2000.0, proc=2000.0, busy=0.5, maxp=360), t=30.0, p99=20.0)
+    prop = pol.propose(PolicyContext(o, [o], cfg, 30.0, mem))
+    assert prop.inputs["u_max"] < cfg.elastream_max_utilization, prop.inputs
+
+
+def test_a_hot_key_below_the_bound_is_named_not_called_a_max():
+    # enrich at 60 of 64 over 360 groups with a 10 % key: the bound carries no more, and the key is why
+    from types import SimpleNamespace
+
+    from elasticity.policies.capacity import CapacityEstimate
+
+    o = obs(stage("enrich", p=60, maxp=360, busy=0.14, busy_fraction_max=1.0))
+    look = SimpleNamespace(caps={"enrich": CapacityEstimate(150.0, "ds2", hot_share=0.1)}, u_up=0.975, h_up=600.0,
+                           up={"enrich": SimpleNamespace(target_input_rate=8000.0)})
+    look.capacity_now = lambda s: look.caps[s.name].carried(int(s.parallelism), s.max_parallelism)
+    reason = ElastreamPolicy._at_bounds(o, look, PolicyConfig(), ["enrich"])
+    assert "enrich cannot carry 8.0k/s expected within 600s at any parallelism (a hot key" in reason, reason
+    assert reason.endswith("until the load falls or the hot key cools)"), reason
+
+
+def test_rl_steps_to_the_bound_when_nothing_carries_the_load():
+    # rl's weights were trained on "more" = the bound when no parallelism carries the load, not a step of one
+    from elasticity.policies.rl import RLPolicy
+
+    cfg = PolicyConfig()
+    st = stage("enrich", p=60, rate=20000.0, proc=9000.0, busy=1.0, maxp=360)
+    o = obs(st, t=30.0)
+    more, less = RLPolicy().steps(st, 150.0, 20000.0, 0.0, PolicyContext(o, [o], cfg, 30.0, {}))
+    assert (more, less) == (64, 59)
