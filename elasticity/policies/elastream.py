@@ -74,7 +74,8 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    (90 % of what the bound carries) and is then held AtBounds, naming the key.
 (9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
-bottleneck scales its worst stage by one level even if rates look fine.
+bottleneck scales its worst stage by one level (the next parallelism holding fewer key groups an instance) even if
+rates look fine.
 """
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ from dataclasses import dataclass
 
 from elasticity.model import JobObservation, fmt_count, fmt_rate
 from elasticity.policies.base import PolicyContext, Proposal, at_bounds_reason, stage_bound
-from elasticity.policies.capacity import CapacityEstimate, plateau_parallelism, track_capacities
+from elasticity.policies.capacity import (CapacityEstimate, effective_parallelism, plateau_parallelism,
+                                          track_capacities)
 from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, low_spells
 from elasticity.policies.rates import StageRates, target_rates
 
@@ -758,9 +760,15 @@ class ElastreamPolicy:
         if ms.hold or not any(ms.targets[n] > current[n] for n in ms.targets):
             return None
         worst = max(ms.targets, key=lambda n: ms.inputs.get(f"{n}.bottleneck_level", 0.0))
-        p = current[worst]
+        p, K = current[worst], obs.stage(worst).max_parallelism
+        bound = stage_bound(K, ctx.config)
+        # the next parallelism that holds fewer key groups an instance: 52 → 53 over 360 groups adds nothing
+        more = next((q for q in range(p + 1, bound + 1) if effective_parallelism(q, K) > effective_parallelism(p, K)),
+                    None)
+        if more is None:
+            return None
         targets = dict(current)
-        targets[worst] = min(p + 1, stage_bound(obs.stage(worst).max_parallelism, ctx.config))
+        targets[worst] = more
         inputs.update(ms.inputs)
         return targets, f"scale out {worst} {p}→{targets[worst]}: recurring latency bottleneck ({ms.reason})"
 

@@ -83,3 +83,20 @@ def test_rl_steps_to_the_bound_when_nothing_carries_the_load():
     o = obs(st, t=30.0)
     more, less = RLPolicy().steps(st, 150.0, 20000.0, 0.0, PolicyContext(o, [o], cfg, 30.0, {}))
     assert (more, less) == (64, 59)
+
+
+def _recurring(src_p: int):
+    """Me-Stream's recurring bottleneck at the source (test_mestream's history), the source at src_p of 360 groups:
+    elastream's regression detector's proposal."""
+    hist = [obs(stage("src", p=src_p, rate=1000, busy=0.9, backlog=0, maxp=360),
+                stage("map", p=2, rate=1000, busy=0.5, upstream=["src"], maxp=360), t=i * 30.0, lat=y)
+            for i, y in enumerate([1.0, 1.02, 0.98, 1.01, 0.99, 1.0, 6.0, 7.0])]
+    hist[-1].stages[0].backlog = 6000.0
+    ctx = PolicyContext(hist[-1], hist, PolicyConfig(detector="regression"), now=hist[-1].timestamp)
+    return ElastreamPolicy._recurring_bottleneck(ctx, {})
+
+
+def test_the_regression_detectors_step_holds_fewer_key_groups_an_instance():
+    assert _recurring(4)[0]["src"] == 5
+    assert _recurring(52)[0]["src"] == 60  # 53–59 hold 7 groups an instance, as 52 does
+    assert _recurring(60) is None  # 61–64 hold 6, as 60 does: nothing to add
