@@ -326,6 +326,7 @@ class ElastreamPolicy:
                     waiting, delay = "", cfg.elastream_confident_scale_down_delay_s
             if not waiting and not parts:
                 targets, parts, delay, waiting = self._scale_in(ctx, look, used, rose, inputs, pause_s)
+        ctx.memory["at_bounds"] = at_bounds  # the latency the bounds cost is no reason to lower the ceiling (_ceiling)
         if cfg.effective_detector == "regression" and not any(targets[n] > current[n] for n in targets):
             found = self._recurring_bottleneck(ctx, inputs)
             if found:
@@ -433,8 +434,9 @@ class ElastreamPolicy:
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
         """The utilization ceiling, adapted to the latency target: −0.05 when p99 misses it with no backlog
-        (queueing) — unless a stage runs flat out where more instances carry no more (`_flat_out_at_bound`): a job at
-        its bounds queues at any ceiling, and a lower one only sizes the stages before it for more than the bounded
+        (queueing) — unless the job is at its bounds: the last evaluation said so, or a stage runs flat out where more
+        instances carry no more (`_flat_out_at_bound`, which sees it one evaluation sooner); a job at its bounds queues
+        at any ceiling, and a lower one only sizes the stages before it for more than the bounded
         one passes (a saturated week: 0.95 → 0.70 in 3 minutes, two scale-outs of the source for nothing) — +0.005
         back per evaluation while p99 has ample slack. Also: is the job caught up?"""
         cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
@@ -443,7 +445,7 @@ class ElastreamPolicy:
         backlog_total = sum(s.backlog for s in obs.stages)
         caught_up = backlog_total <= obs.source_rate() * cfg.effective_backlog_tolerance_s
         if p99 is not None and caught_up:
-            if p99 > cfg.latency_target_s and not _flat_out_at_bound(obs, cfg):
+            if p99 > cfg.latency_target_s and not (mem.get("at_bounds") or _flat_out_at_bound(obs, cfg)):
                 u_max = max(cfg.target_utilization, u_max - 0.05)
             elif p99 < 0.5 * cfg.latency_target_s:
                 u_max = min(cfg.elastream_max_utilization, u_max + 0.005)

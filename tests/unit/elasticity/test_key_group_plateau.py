@@ -100,3 +100,19 @@ def test_the_regression_detectors_step_holds_fewer_key_groups_an_instance():
     assert _recurring(4)[0]["src"] == 5
     assert _recurring(52)[0]["src"] == 60  # 53–59 hold 7 groups an instance, as 52 does
     assert _recurring(60) is None  # 61–64 hold 6, as 60 does: nothing to add
+
+
+def test_after_a_hold_at_the_bounds_the_ceiling_stays_even_when_no_scrape_reads_flat_out():
+    # enrich at 60 of 360 groups, 12,000/s offered, 9,000/s done at a busy fraction read as 85 % (a window that
+    # averaged a spike): no stage reads flat out, but each evaluation is held AtBounds, so after the first (which
+    # does not know it yet) the latency miss lowers the ceiling no further
+    cfg, pol, mem, history, props = PolicyConfig(), ElastreamPolicy(), {}, [], []
+    for i in range(8):
+        t = 30.0 * (i + 1)
+        o = obs(stage("source", p=40, rate=12000.0, proc=12000.0, busy=12000.0 / (400 * 40), maxp=360),
+                stage("enrich", p=60, rate=12000.0, proc=9000.0, busy=0.85, maxp=360, upstream=("source",)),
+                t=t, p99=20.0)
+        history.append(o)
+        props.append(pol.propose(PolicyContext(o, history[-10:], cfg, t, mem)))
+    assert all(p.at_bounds for p in props), [p.reason for p in props]
+    assert {p.inputs["u_max"] for p in props[1:]} == {props[0].inputs["u_max"]}, [p.inputs["u_max"] for p in props]
