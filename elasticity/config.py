@@ -126,6 +126,9 @@ class PolicyConfig(BaseModel):
     # a stage's hot key — read from its busiest instance's busy fraction, when the engine reports one — caps what its
     # instances carry, and a load no parallelism carries is held AtBounds (item 22); false: the mean alone, as DS2
     elastream_hot_key: bool = True
+    # an accelerating rise: the trend is also read over this last stretch, from its first differences, when most of
+    # them rise (item 2); 0 = the trend window's Theil–Sen slope alone
+    elastream_recent_trend_s: float = Field(600.0, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":

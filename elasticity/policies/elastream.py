@@ -5,8 +5,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    current parallelism (robust to one noisy scrape; scrapes that saw the last rescale are left out). Capacity
    accounts for key groups: p instances over K key groups (max parallelism) carry K / ceil(K/p) instances'
    worth of work, since the busiest instance holds ceil(K/p) of them.
-2. Forecast of the source rate: Theil-Sen slope over the window (robust to a step), level = the latest
-   scrapes; the plan covers the rate expected until the next moment we may act again (evaluation interval +
+2. Forecast of the source rate: Theil-Sen slope over the window (robust to a step) — or, for a rise that began late
+   in it, the median first difference of the last `elastream_recent_trend_s` when most of them rise —, level = the
+   latest scrapes; the plan covers the rate expected until the next moment we may act again (evaluation interval +
    stabilization window for a scale-up; + scale-down delay for a scale-down, which must last longer).
 3. Headroom from the measured noise (z × robust std of the rate around its trend) instead of a fixed target
    utilization; the ceiling `elastream_max_utilization` adapts: lowered when p99 latency misses the target
@@ -352,7 +353,8 @@ class ElastreamPolicy:
         forecasts = {}
         for src in obs.sources():
             pts = [(t, r[src.name]) for t, r in rates if src.name in r]
-            forecasts[src.name] = RateForecast().fit([t for t, _ in pts], [y for _, y in pts], ctx.now)
+            forecasts[src.name] = RateForecast(cfg.elastream_recent_trend_s).fit([t for t, _ in pts],
+                                                                                 [y for _, y in pts], ctx.now)
         # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)

@@ -9,6 +9,7 @@ import numpy as np
 
 KNOWN_HIGH_MARGIN = 1.05
 MIN_NOISE_DIFFS = 3
+RECENT_RISING = 0.8  # an accelerating rise: at least this share of the recent first differences rise
 
 
 def theil_sen(t: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -34,7 +35,14 @@ class RateForecast:
       half of them and passes for noise of half the load);
     * level: the median of the last three points (robust to one outlier, follows a step within a minute),
       or the last point when it is higher and `optimistic` is False (a scale-up must not miss a step);
-    * span: the time the points cover; peak() extrapolates the slope no further."""
+    * span: the time the points cover; peak() extrapolates the slope no further;
+    * an accelerating rise (`recent_s`, 0 = off): the window's Theil–Sen slope lags a rise that began late in it (a
+      morning's climb after a flat night reads as a few records/s per minute), so the median first difference over
+      the last `recent_s` replaces it when larger, when at least `RECENT_RISING` of those differences rise (a step is
+      one difference, noise half of them) and when it too exceeds twice the noise over that time."""
+
+    def __init__(self, recent_s: float = 0.0):
+        self.recent_s = recent_s
 
     def fit(self, t, y, now: float) -> "RateForecast":
         t = np.asarray(t, dtype=float) - now
@@ -49,9 +57,27 @@ class RateForecast:
             slope, _ = theil_sen(t, y)
             span = float(t[-1] - t[0])
             self.slope_ = slope if abs(slope) * span > 2.0 * self.noise_ else 0.0
+            rise = self._recent_rise(t, y)
+            if rise > max(self.slope_, 0.0):
+                self.slope_ = rise
         self.recent_ = float(np.median(y[-3:])) if self.n_ else 0.0
         self.last_ = float(y[-1]) if self.n_ else 0.0
         return self
+
+    def _recent_rise(self, t: np.ndarray, y: np.ndarray) -> float:
+        """The median first difference's slope over the last `recent_s`, when most of them rise and it exceeds twice
+        the noise over that time; else 0."""
+        if self.recent_s <= 0:
+            return 0.0
+        last = t >= t[-1] - self.recent_s
+        if last.sum() < 6:
+            return 0.0
+        tr, yr = t[last], y[last]
+        d = np.diff(yr) / np.diff(tr)
+        rise = float(np.median(d))
+        if (d > 0).mean() < RECENT_RISING or rise * float(tr[-1] - tr[0]) <= 2.0 * self.noise_:
+            return 0.0
+        return rise
 
     def peak(self, horizon_s: float, z: float, optimistic: bool = False, known_high: float = 0.0) -> float:
         """Highest rate expected within the horizon: level + max(slope, 0) × horizon + z × noise. A trend is
