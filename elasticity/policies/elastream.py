@@ -437,10 +437,10 @@ class ElastreamPolicy:
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
         """The utilization ceiling, adapted to the latency target: −0.05 when p99 misses it with no backlog
         (queueing) — unless the job is at its bounds: the last evaluation said so, or a stage runs flat out where more
-        instances carry no more (`_flat_out_at_bound`, which sees it one evaluation sooner); a job at its bounds queues
-        at any ceiling, and a lower one only sizes the stages before it for more than the bounded
-        one passes (a saturated week: 0.95 → 0.70 in 3 minutes, two scale-outs of the source for nothing) — +0.005
-        back per evaluation while p99 has ample slack. Also: is the job caught up?"""
+        instances carry no more (`_flat_out_at_bound`, which sees it one evaluation sooner). A job at its bounds queues
+        at any ceiling, and a lower one only sizes the stages before it for more than the bounded one passes (a
+        saturated week: 0.95 → 0.70 in 3 minutes, two scale-outs of the source for nothing). +0.005 back per
+        evaluation while p99 has ample slack. Also: is the job caught up?"""
         cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
         u_max = float(mem.get("u_max", cfg.elastream_max_utilization))
         p99 = obs.latency_p99_s
@@ -535,8 +535,7 @@ class ElastreamPolicy:
         # at its bound, or where its key groups give the bound no more (60 instances over 360 groups carry what 64 do)
         # — a stage with a hot key is said as such (`_past_any_parallelism`) unless at its bound
         at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n] or (
-            look.caps[n].hot_share <= 0 and int(obs.stage(n).parallelism) >= plateau_parallelism(
-                obs.stage(n).max_parallelism, 0.0, cfg.min_parallelism, bound[n]))]
+            look.caps[n].hot_share <= 0 and _carries_what_bound_would(obs.stage(n), cfg))]
         skewed = [n for n in hot if n not in at and ElastreamPolicy._past_any_parallelism(obs.stage(n), look, cfg,
                                                                                              bound[n])]
         if not at and not skewed:
@@ -816,15 +815,16 @@ def _as_much_as_bound(s, bound: int) -> str:
             f"{bound} carries)")
 
 
+def _carries_what_bound_would(s, cfg) -> bool:
+    """Does stage s carry all its bound would: at it, or where its key groups give the bound no more
+    (`plateau_parallelism`: 60 instances over 360 groups carry what 64 do)?"""
+    bound = stage_bound(s.max_parallelism, cfg)
+    return int(s.parallelism) >= plateau_parallelism(s.max_parallelism, 0.0, cfg.min_parallelism, bound)
+
+
 def _flat_out_at_bound(obs: JobObservation, cfg) -> bool:
-    """Does a stage run flat out (busy ≥ 90 %) where more instances would carry no more (`plateau_parallelism`)?"""
-    for s in obs.stages:
-        bound = stage_bound(s.max_parallelism, cfg)
-        u = s.utilization()
-        if u is not None and u >= 0.9 and int(s.parallelism) >= plateau_parallelism(
-                s.max_parallelism, 0.0, cfg.min_parallelism, bound):
-            return True
-    return False
+    """Does a stage run flat out (busy ≥ 90 %) where more instances would carry no more?"""
+    return any((s.utilization() or 0.0) >= 0.9 and _carries_what_bound_would(s, cfg) for s in obs.stages)
 
 
 def _drained_by(s, look: "Outlook") -> float:
