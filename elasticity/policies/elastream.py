@@ -30,7 +30,9 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    the bursts seen (a rate two scrapes sustained above the median around them) are remembered, decaying over
    `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
 10. Rescale budget: after a scale-out within the hour, a scale-in never spends the hour's last rescale
-   (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back.
+   (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back — unless it saves
+   at least half the job and the load shows no on/off pattern (item 21's short low spells): a spike's scale-out left
+   standing when the hour's budget went on spikes costs more, until a rescale frees, than the reserve saves.
 11. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
    stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
 12. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
@@ -115,6 +117,8 @@ def slo_drain_rate(queued: float, rate: float, cfg) -> float:
     return min(queued / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share * rate)
 
 
+# a scale-in saving at least this share of the job may spend the rescale item 10 keeps for a scale-out (`_reserve_spent`)
+RESERVE_SPEND_SAVING = 0.5
 SURGE_COVERAGE = 1.1  # the least burst coverage downstream of a surge (`_coverage`)
 # a stage before one at its bound is planned for at most this × what that one passes at the ceiling (`_passable`):
 # 1.0 (exactly what it passes) cost saturated runs a few seconds more violation than ds2's (the helper's trace set)
@@ -638,8 +642,10 @@ class ElastreamPolicy:
             why = (f" (saves {saved / sum(current.values()):.0%}: under {cfg.elastream_min_saving:.0%}, but wanted for "
                    f"{obs.timestamp - ctx.memory['scale_in_wanted_since']:.0f}s and it carries every level of the last "
                    f"{cfg.elastream_recall_s / 3600:.0f}h that this one carries)")
-        # a load that rose within the hour may rise again: keep the last rescales of the budget for it
-        if rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve:
+        # a load that rose within the hour may rise again: keep the last rescales of the budget for it — unless the
+        # job is twice too large for a load that shows no on/off pattern (_reserve_spent)
+        reserved = rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve
+        if reserved and not self._reserve_spent(obs, look, cfg, plan, saved):
             return dict(current), [], None, (
                 f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
                 f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is kept "
@@ -656,9 +662,23 @@ class ElastreamPolicy:
                  f"{plan[s.name]} at {u_in:.0%} of {fmt_rate(look.caps[s.name].value)}/instance"
                  f"{_hot_key_carried(s, look, plan[s.name])}"
                  for s in obs.stages if plan[s.name] < int(s.parallelism)]
+        if reserved:
+            why += (f" (a rescale kept for a scale-out goes: this saves {saved / sum(current.values()):.0%}"
+                    f" of the job, and the load has not come and gone within {cfg.elastream_trend_window_s:.0f}s)")
         if why:
             parts[-1] += why
         return plan, parts, delay, ""
+
+    def _reserve_spent(self, obs: JobObservation, look: "Outlook", cfg, plan: dict[str, int], saved: float) -> bool:
+        """May a scale-in spend the rescale item 10 keeps for a scale-out? When it saves at least
+        `RESERVE_SPEND_SAVING` of the job and, within the trend window, the load has not come back over what the
+        smaller job carries after a low spell of at most `elastream_low_spell_max_s` (item 21's on/off pattern): a job
+        twice too large — a spike's scale-out left standing when the spikes' pairs spent the hour's budget — costs more
+        in the minutes until a rescale frees than the reserve saves, unless the load comes and goes."""
+        if saved < RESERVE_SPEND_SAVING * sum(obs.parallelism.values()):
+            return False
+        spells, _ = self._low_spells(obs, look, plan)
+        return not any(x <= cfg.elastream_low_spell_max_s for x in spells)
 
     @staticmethod
     def _confident_delay(look: "Outlook", cfg, plan: dict[str, int], plan_for) -> float | None:

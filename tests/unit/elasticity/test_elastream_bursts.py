@@ -54,14 +54,28 @@ def test_a_remembered_burst_keeps_capacity_for_it_a_fresh_job_does_not():
     assert off.targets["src"] < seen.targets["src"]
 
 
+def _an_hour_of_rescales(first_scaled_out: bool, total: int) -> dict:
+    """Memory of four rescales within the hour (the first a scale-out or not); with the one at 1200 s, five of six."""
+    return {"rescale_times": [[100.0, first_scaled_out], [400.0, False], [700.0, False], [1000.0, False]],
+            "total_parallelism": total}
+
+
 def test_after_a_scale_out_a_scale_in_leaves_the_last_rescale_of_the_hour():
     cfg = PolicyConfig(max_rescales_per_hour=6)
-    # five rescales within the hour, one of them a scale-out: the sixth is kept for a scale-out
-    mem = {"rescale_times": [[100.0, True], [400.0, False], [700.0, False], [1000.0, False]],
-           "total_parallelism": 8}
-    prop = _feed(cfg, mem, [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0)
-    assert prop.targets["src"] == 8 and "kept for a scale-out" in prop.reason
+    # five rescales within the hour, one of them a scale-out: the sixth is kept for a scale-out (5 → 3 saves 40 %)
+    prop = _feed(cfg, _an_hour_of_rescales(True, 5), [1000.0] * 12, p=5, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] == 5 and "kept for a scale-out" in prop.reason
     # the same hour of scale-ins only (a falling load): the budget is the guards' to spend
-    mem = {"rescale_times": [[100.0, False], [400.0, False], [700.0, False], [1000.0, False]],
-           "total_parallelism": 9}
-    assert _feed(cfg, mem, [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0).targets["src"] < 8
+    prop = _feed(cfg, _an_hour_of_rescales(False, 6), [1000.0] * 12, p=5, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] < 5
+
+
+def test_a_job_twice_too_large_spends_the_reserve_unless_the_load_comes_and_goes():
+    cfg = PolicyConfig(max_rescales_per_hour=6)
+    # a spike's scale-out left 8 instances for 1000/s (3 carry it): saving 5 of 8 beats keeping the last rescale
+    prop = _feed(cfg, _an_hour_of_rescales(True, 8), [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] == 3 and "a rescale kept for a scale-out goes" in prop.reason
+    # the same job under on/off bursts (back at 2,800/s after every 5 low minutes): the reserve is kept for the next
+    on_off = ([1000.0] * 10 + [2800.0] * 4) * 3 + [1000.0] * 12
+    prop = _feed(cfg, _an_hour_of_rescales(True, 8), on_off, p=8, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] == 8 and "kept for a scale-out" in prop.reason
