@@ -30,9 +30,10 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    the bursts seen (a rate two scrapes sustained above the median around them) are remembered, decaying over
    `elastream_burst_memory_s`, and the plan keeps level × burst at 100 % busy.
 10. Rescale budget: after a scale-out within the hour, a scale-in never spends the hour's last rescale
-   (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back — unless it saves
-   at least half the job and the load shows no on/off pattern (item 21's short low spells): a spike's scale-out left
-   standing when the hour's budget went on spikes costs more, until a rescale frees, than the reserve saves.
+   (`elastream_scale_out_reserve`): only a scale-out can end the overload a rising load brings back — unless it undoes
+   the last scale-out once the load that called for it has gone (no stage below where it was before), saves at least
+   half the job, and the load shows no on/off pattern (item 21's short low spells): a spike's scale-out left standing
+   when the hour's budget went on spikes costs more, until a rescale frees, than the reserve saves.
 11. Stalls: a rescale that stops the job (a Storm rebalance) is measured from the backlog it leaves; when the
    stall alone breaks the latency target, later plans also drain it within `elastream_slo_catch_up_s`.
 12. Follow-up: a rescale that left a queue which keeps growing was too small (a step read half-way); the next
@@ -119,6 +120,7 @@ def slo_drain_rate(queued: float, rate: float, cfg) -> float:
 
 # a scale-in saving at least this share of the job may spend the rescale item 10 keeps for a scale-out (`_reserve_spent`)
 RESERVE_SPEND_SAVING = 0.5
+UNDO_LOOKBACK_S = 300.0  # the load before a scale-out: the median source rate over this long before it (`_load_gone`)
 SURGE_COVERAGE = 1.1  # the least burst coverage downstream of a surge (`_coverage`)
 # a stage before one at its bound is planned for at most this × what that one passes at the ceiling (`_passable`):
 # 1.0 (exactly what it passes) cost saturated runs a few seconds more violation than ds2's (the helper's trace set)
@@ -180,7 +182,10 @@ class ElastreamPolicy:
             new_scale_out = t if total > before else None
             if total < before:  # a scale-in: the follow-up comes sooner (_follow_up)
                 mem["scaled_in_at"] = t
+            if new_scale_out is not None and "parallelism" in mem:  # the job the load ran on before it (_undo_plan)
+                mem["before_scale_out"] = mem["parallelism"]
         mem["rescale_times"], mem["total_parallelism"] = seen, total
+        mem["parallelism"] = dict(ctx.observation.parallelism)
         return len(seen), any(up for _, up in seen), new_scale_out
 
     @staticmethod
@@ -645,7 +650,11 @@ class ElastreamPolicy:
         # a load that rose within the hour may rise again: keep the last rescales of the budget for it — unless the
         # job is twice too large for a load that shows no on/off pattern (_reserve_spent)
         reserved = rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve
-        if reserved and not self._reserve_spent(obs, look, cfg, plan, saved):
+        undo = self._undo_plan(obs, look, cfg, plan, ctx.memory) if reserved else None
+        if undo is not None:
+            plan = undo
+            saved = sum(current[n] - plan[n] for n in plan)
+        elif reserved:
             return dict(current), [], None, (
                 f"steady: a scale-in saving {saved:.0f} instances waits: {used} of the hour's "
                 f"{cfg.max_rescales_per_hour} rescales used and the load rose within the hour; the last is kept "
@@ -663,22 +672,48 @@ class ElastreamPolicy:
                  f"{_hot_key_carried(s, look, plan[s.name])}"
                  for s in obs.stages if plan[s.name] < int(s.parallelism)]
         if reserved:
-            why += (f" (a rescale kept for a scale-out goes: this saves {saved / sum(current.values()):.0%}"
-                    f" of the job, and the load has not come and gone within {cfg.elastream_trend_window_s:.0f}s)")
+            why += (f" (a rescale kept for a scale-out goes: it undoes the last scale-out, no stage below where it "
+                    f"was before it, saves {saved / sum(current.values()):.0%} of the job, and the load has not come "
+                    f"and gone within {cfg.elastream_trend_window_s:.0f}s)")
         if why:
             parts[-1] += why
         return plan, parts, delay, ""
 
-    def _reserve_spent(self, obs: JobObservation, look: "Outlook", cfg, plan: dict[str, int], saved: float) -> bool:
-        """May a scale-in spend the rescale item 10 keeps for a scale-out? When it saves at least
-        `RESERVE_SPEND_SAVING` of the job and, within the trend window, the load has not come back over what the
-        smaller job carries after a low spell of at most `elastream_low_spell_max_s` (item 21's on/off pattern): a job
+    def _undo_plan(self, obs: JobObservation, look: "Outlook", cfg, plan: dict[str, int], mem: dict
+                   ) -> dict[str, int] | None:
+        """The scale-in that may spend the rescale item 10 keeps for a scale-out, or None: one that undoes the last
+        scale-out — no stage below where it was before it, a job the load ran on — and still saves at least
+        `RESERVE_SPEND_SAVING` of the job, while within the trend window the load has not come back over what the
+        smaller job carries after a low spell of at most `elastream_low_spell_max_s` (item 21's on/off pattern). A job
         twice too large — a spike's scale-out left standing when the spikes' pairs spent the hour's budget — costs more
-        in the minutes until a rescale frees than the reserve saves, unless the load comes and goes."""
-        if saved < RESERVE_SPEND_SAVING * sum(obs.parallelism.values()):
+        in the minutes until a rescale frees than the reserve saves, unless the load comes and goes. Only once the load
+        that called for the scale-out has gone (`_load_gone`): a scale-in planned on a wrong capacity would otherwise
+        leave the job short with no rescale left."""
+        before, current = mem.get("before_scale_out"), obs.parallelism
+        if not before:
+            return None
+        if not self._load_gone(look, mem):
+            return None
+        undo = {n: min(current[n], max(plan[n], int(before.get(n, current[n])))) for n in plan}
+        if sum(current[n] - undo[n] for n in undo) < RESERVE_SPEND_SAVING * sum(current.values()):
+            return None
+        spells, _ = self._low_spells(obs, look, undo)
+        return None if any(x <= cfg.elastream_low_spell_max_s for x in spells) else undo
+
+    @staticmethod
+    def _load_gone(look: "Outlook", mem: dict) -> bool:
+        """Has the load that called for the last scale-out gone: is every source's level back below the midpoint
+        between where it ran in the `UNDO_LOOKBACK_S` before the scale-out (the trend window's scrapes, not the one that
+        called for it) and the rate that called for it (`_load_that_scaled_out`)? A spike's has; a step's has not."""
+        out = mem.get("scaled_out")
+        if not out or not look.history:
             return False
-        spells, _ = self._low_spells(obs, look, plan)
-        return not any(x <= cfg.elastream_low_spell_max_s for x in spells)
+        before = [r for t, r in look.history if out[0] - UNDO_LOOKBACK_S <= t < out[0] - 1.0][:-1]
+        for n, fc in look.forecasts.items():
+            ys = sorted(r[n] for r in before if n in r)
+            if not ys or fc.recent_ > 0.5 * (ys[len(ys) // 2] + out[1].get(n, 0.0)):
+                return False
+        return True
 
     @staticmethod
     def _confident_delay(look: "Outlook", cfg, plan: dict[str, int], plan_for) -> float | None:

@@ -70,12 +70,40 @@ def test_after_a_scale_out_a_scale_in_leaves_the_last_rescale_of_the_hour():
     assert prop.targets["src"] < 5
 
 
-def test_a_job_twice_too_large_spends_the_reserve_unless_the_load_comes_and_goes():
+def test_a_job_twice_too_large_spends_the_reserve_to_undo_its_scale_out_unless_the_load_comes_and_goes():
     cfg = PolicyConfig(max_rescales_per_hour=6)
-    # a spike's scale-out left 8 instances for 1000/s (3 carry it): saving 5 of 8 beats keeping the last rescale
-    prop = _feed(cfg, _an_hour_of_rescales(True, 8), [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0)
+
+    def spiked(before: int) -> dict:
+        """A spike to 3,000/s from 1,000/s called for a scale-out at 1200 s from `before` to 8 instances."""
+        history = [[1200.0 - 30.0 * k, {"src": 1000.0}] for k in range(12, 0, -1)] + [[1200.0, {"src": 3000.0}]]
+        mem = _an_hour_of_rescales(True, 8)
+        mem["rescale_times"].append([1200.0, True])  # seen: the hold below is this test's, not one made from the rate
+        return {**mem, "before_scale_out": {"src": before}, "scaled_out": [1200.0, {"src": 3000.0}], "rates": history}
+
+    # 8 instances for 1000/s, which 3 carry, as they did before the spike: saving 5 of 8 beats keeping the last rescale
+    prop = _feed(cfg, spiked(3), [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0)
     assert prop.targets["src"] == 3 and "a rescale kept for a scale-out goes" in prop.reason
-    # the same job under on/off bursts (back at 2,800/s after every 5 low minutes): the reserve is kept for the next
-    on_off = ([1000.0] * 10 + [2800.0] * 4) * 3 + [1000.0] * 12
-    prop = _feed(cfg, _an_hour_of_rescales(True, 8), on_off, p=8, rescaled_at=1200.0, t0=1500.0)
+    # never below the job the load ran on before the scale-out: back to 4, not 3
+    assert _feed(cfg, spiked(4), [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0).targets["src"] == 4
+    # back to 6 would save a quarter: the reserve is kept
+    prop = _feed(cfg, spiked(6), [1000.0] * 12, p=8, rescaled_at=1200.0, t0=1500.0)
     assert prop.targets["src"] == 8 and "kept for a scale-out" in prop.reason
+    # under on/off bursts (back at 2,800/s after every 5 low minutes) the reserve is kept for the next one
+    on_off = ([1000.0] * 10 + [2800.0] * 4) * 3 + [1000.0] * 12
+    prop = _feed(cfg, spiked(3), on_off, p=8, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] == 8 and "kept for a scale-out" in prop.reason
+    # a load still past the midpoint between 1,000/s before the scale-out and the 2,400/s that called for it (2,000/s:
+    # under the hold's rate, so item 14 lets it go) keeps the reserve, however few instances the capacity estimate
+    # says it needs: were that estimate wrong, no rescale would be left to mend it
+    step = spiked(3)
+    step["scaled_out"] = [1200.0, {"src": 2400.0}]
+    prop = _feed(cfg, step, [2000.0] * 12, p=20, rescaled_at=1200.0, t0=1500.0)
+    assert prop.targets["src"] == 20 and "kept for a scale-out" in prop.reason
+
+
+def test_the_job_before_a_scale_out_is_remembered():
+    pol, mem, cfg = ElastreamPolicy(), {}, PolicyConfig()
+    for t, p, rescaled in ((30.0, 3, None), (60.0, 3, None), (90.0, 8, 75.0)):
+        o = obs(stage("src", p=p, rate=1000.0, busy=1000.0 / (400.0 * p), maxp=360), t=t)
+        pol.propose(PolicyContext(o, [o], cfg, t, mem, last_rescale_at=rescaled))
+    assert mem["before_scale_out"] == {"src": 3} and mem["parallelism"] == {"src": 8}
