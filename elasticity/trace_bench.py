@@ -3,7 +3,8 @@
 Every `*.csv` of a directory is one run; its family is its file name up to the last `-` (`week-a.csv` → week), so
 traces of one shape are judged together, as a family's seeds are. `--suite traces` runs the independent set of
 `simulation/trace_set.py` (written to a temporary directory) and writes its section of docs/benchmarks.md;
-`--traces DIR` runs your own and leaves the docs alone.
+`--traces DIR` runs your own and leaves the docs alone. `one_per_shape_odds` says how often a set of one trace per
+family drawn from them — as issue 14's held-out set is made — would meet each criterion.
 """
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from elasticity.benchmark import run_all
-from elasticity.broad_suite import (MEDIAN_TARGET, aggregate, aggregate_sentence, by_family, chosen_policies,
-                                    config_with, family_tables, share_of_ds2)
+from elasticity.broad_suite import (MEDIAN_TARGET, RESCALE_SHARE, aggregate, aggregate_sentence, by_family,
+                                    chosen_policies, config_with, family_tables, share_of_ds2)
 from elasticity.errors import InputError
 from elasticity.simulation.runner import UNDONE_WITHIN_S
 from elasticity.simulation.scenarios import from_trace
@@ -43,6 +46,47 @@ def run_traces(directory: str | Path, policies, progress=None, jobs: int = 1, co
     return results, floors
 
 
+HELD_OUT_DRAWS = 20000  # sets of one trace per shape drawn by `one_per_shape_odds`
+
+
+def one_per_shape_odds(results: dict, draws: int = HELD_OUT_DRAWS, seed: int = 0) -> dict[str, float] | None:
+    """How often a set of one trace per family, drawn from these at random (as issue 14's held-out set is made: one
+    trace per shape), meets each of the issue's criteria — elastream's rescales ≤ RESCALE_SHARE × ds2's, its median
+    trace ≤ MEDIAN_TARGET × the oracle, every family (its one trace) ≤ ds2 on SLO violation and executor-seconds — and
+    all three. None without elastream, ds2 and the oracle in every trace."""
+    need = ("elastream", "ds2", "oracle")
+    if not results or any(p not in r for r in results.values() for p in need):
+        return None
+    families: dict[str, list[dict]] = {}
+    for name, r in sorted(results.items()):
+        families.setdefault(trace_family(name), []).append(r)
+    rng = np.random.default_rng(seed)
+    picks = [rng.integers(0, len(runs), draws) for runs in families.values()]
+
+    def column(f) -> np.ndarray:  # (draws, families) of f(run) for the run drawn from each family
+        return np.stack([np.array([f(r) for r in runs])[k] for runs, k in zip(families.values(), picks)], axis=1)
+
+    ours, theirs = column(lambda r: r["elastream"]["rescales"]), column(lambda r: r["ds2"]["rescales"])
+    cost = column(lambda r: r["elastream"]["executor_seconds"] / r["oracle"]["executor_seconds"])
+    le = column(lambda r: r["elastream"]["slo_violation_s"] <= r["ds2"]["slo_violation_s"]
+                and r["elastream"]["executor_seconds"] <= r["ds2"]["executor_seconds"])
+    rescales = ours.sum(axis=1) <= RESCALE_SHARE * theirs.sum(axis=1)
+    median = np.median(cost, axis=1) <= MEDIAN_TARGET
+    every = le.all(axis=1)
+    return {"draws": draws, "rescales": float(rescales.mean()), "median": float(median.mean()),
+            "every_family": float(every.mean()), "all": float((rescales & median & every).mean())}
+
+
+def odds_sentence(odds: dict[str, float] | None) -> str:
+    """The odds of a one-per-shape set, said in a line ("" without them)."""
+    if not odds:
+        return ""
+    return (f"Drawn as issue 14's held-out set is made — one trace per shape, {odds['draws']:,} draws — a set meets "
+            f"elastream's rescales ≤ {RESCALE_SHARE} × ds2's in {odds['rescales']:.0%} of draws, its median trace ≤ "
+            f"{MEDIAN_TARGET} × the oracle in {odds['median']:.0%}, every family ≤ ds2 on violation and cost in "
+            f"{odds['every_family']:.0%}, and all three in {odds['all']:.1%}.")
+
+
 def markdown(families: dict, agg: dict, source: str, command: str, elapsed_s: float) -> str:
     n = sum(v["elastream"]["runs"] for v in families.values())
     lines = [f"## Elasticity on CSV traces — {source}", "",
@@ -53,8 +97,9 @@ def markdown(families: dict, agg: dict, source: str, command: str, elapsed_s: fl
              "the rescale-budget floor at the policy's own rescale count (× floor), rescales, and of them those that "
              f"reversed the one before within {UNDONE_WITHIN_S / 60:.0f} minutes (undone).", ""]
     lines += family_tables(families)
-    lines += ["", aggregate_sentence(agg, "the traces", "trace", len(families)), ""]
-    return "\n".join(lines)
+    lines += ["", aggregate_sentence(agg, "the traces", "trace", len(families))]
+    lines += ["", odds_sentence(agg.get("one_per_shape"))] if agg.get("one_per_shape") else []
+    return "\n".join(lines + [""])
 
 
 def verdicts(results: dict, floors: dict | None = None) -> tuple[dict, dict]:
@@ -82,6 +127,7 @@ def bench_main(args) -> int:
         results, floors = run_traces(directory, policies, progress=lambda m: print(m, flush=True),
                                      jobs=getattr(args, "jobs", 1), config=config)
     families, agg = verdicts(results, floors)
+    agg["one_per_shape"] = one_per_shape_odds(results)
     source = (f"your traces ({own})" if own else "an independent set (elasticity/simulation/trace_set.py: 8 shapes "
               "× 3 variants, no default chosen on it)")
     command = f"elastream bench elasticity --traces {own}" if own else SUITE_COMMAND

@@ -95,3 +95,27 @@ def test_the_second_set_script_writes_32_traces_the_reader_accepts(tmp_path):
     assert families == set(SHAPES)  # the same eight shapes, judged as families by --traces
     for f in files:
         assert read_trace(str(f)).duration_s >= 3 * 3600 - 60
+
+
+def _run(violation: float, cost: float, rescales: int, ds2_violation: float = 10.0, ds2_cost: float = 1.5,
+         ds2_rescales: int = 10) -> dict:
+    """One trace's results: elastream's and ds2's executor-seconds given as × the oracle's (1000)."""
+    return {"elastream": {"slo_violation_s": violation, "executor_seconds": 1000.0 * cost, "rescales": rescales},
+            "ds2": {"slo_violation_s": ds2_violation, "executor_seconds": 1000.0 * ds2_cost, "rescales": ds2_rescales},
+            "oracle": {"slo_violation_s": 0.0, "executor_seconds": 1000.0, "rescales": 100}}
+
+
+def test_the_odds_of_a_one_per_shape_set_meeting_each_criterion():
+    from elasticity.trace_bench import one_per_shape_odds
+
+    results = {"week-a": _run(0.0, 1.2, 4), "week-b": _run(20.0, 1.2, 4),  # b: more violation than ds2
+               "sawtooth-a": _run(0.0, 1.2, 4), "sawtooth-b": _run(0.0, 1.4, 8)}  # b: dearer than 1.25 ×, 8 of 10
+    odds = one_per_shape_odds(results, draws=4000)
+    assert odds["every_family"] == pytest.approx(0.5, abs=0.05)  # week-b drawn half the time
+    # rescales: 4 + 4 of 20 always; with sawtooth-b 12 of 20 = 0.6 × ds2's: still within
+    assert odds["rescales"] == 1.0
+    # the median of two traces: over 1.25 × whenever sawtooth-b is drawn (1.2 and 1.4 → 1.3)
+    assert odds["median"] == pytest.approx(0.5, abs=0.05)
+    assert odds["all"] == pytest.approx(0.25, abs=0.05)  # week-a and sawtooth-a
+    assert one_per_shape_odds(results, draws=4000) == odds  # seeded: the same figures every run
+    assert one_per_shape_odds({"week-a": {"elastream": results["week-a"]["elastream"]}}) is None  # no ds2 to judge by
