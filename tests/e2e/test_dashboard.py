@@ -7,6 +7,10 @@ fixtures are instantiated per module, so this module runs a job of its own. Its 
 scrapes the operator."""
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 from prometheus_client import start_http_server
 
@@ -14,7 +18,7 @@ from spark_apps.cluster import free_port
 from tests.dashboard import DASHBOARD, panel_queries
 from tests.e2e.test_operator_spark import APP, app_status, job, ns  # noqa: F401 - job and ns are fixtures
 from tests.operator_fixtures import operator_in_process, wait_for
-from tests.prometheus import PrometheusServer
+from tests.prometheus import PrometheusServer, prometheus_binary
 
 pytestmark = pytest.mark.slow
 
@@ -62,3 +66,16 @@ def test_every_dashboard_query_returns_data(crds_installed, ns, prometheus):  # 
             prometheus.query(desired)) == app_status(k, ns)["status"]["desiredExecutors"], timeout=60, every=1)
         (current,) = [e for t, e in queries if "elastream_executors{" in e]
         assert 1 <= value(prometheus.query(current)) <= 2
+
+
+def test_every_query_parses_as_promql(tmp_path):
+    """promtool (beside the real Prometheus the project installs) parses each filled-in query as a recording rule's
+    expression. Here rather than with the unit tests: on a fresh machine Prometheus is installed by this suite, after
+    the unit tests are collected, and a unit test that skips without it never ran in CI."""
+    promtool = Path(prometheus_binary()).with_name("promtool")
+    rules = {"groups": [{"name": "dashboard", "rules": [
+        {"record": f"dashboard:query_{i}", "expr": expr} for i, (_, expr) in enumerate(panel_queries(DASHBOARD))]}]}
+    path = tmp_path / "rules.yml"
+    path.write_text(json.dumps(rules))  # JSON is YAML
+    proc = subprocess.run([str(promtool), "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
