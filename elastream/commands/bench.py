@@ -22,7 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--traces", metavar="DIR",
                    help="judge the policies on your own CSV traces instead: every DIR/*.csv (header time,rate) is "
                         "run as `elastream simulate --trace` runs it, and traces named SHAPE-ANYTHING.csv are judged "
-                        "together as a family; leaves docs/benchmarks.md as it is")
+                        "together as a family (and it says how often a set of one trace per family, drawn from them, "
+                        "meets each criterion); leaves docs/benchmarks.md as it is")
     e.add_argument("--write-traces", metavar="DIR",
                    help="write the --suite traces set to DIR as SHAPE-VARIANT.csv (to read, plot or simulate one) "
                         "and stop")
