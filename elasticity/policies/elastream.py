@@ -118,7 +118,7 @@ def slo_drain_rate(queued: float, rate: float, cfg) -> float:
     return min(queued / cfg.elastream_slo_catch_up_s, cfg.elastream_slo_drain_share * rate)
 
 
-# a scale-in saving at least this share of the job may spend the rescale item 10 keeps for a scale-out (`_reserve_spent`)
+# a scale-in saving at least this share of the job may spend the rescale item 10 keeps for a scale-out (`_undo_plan`)
 RESERVE_SPEND_SAVING = 0.5
 UNDO_LOOKBACK_S = 300.0  # the load before a scale-out: the median source rate over this long before it (`_load_gone`)
 SURGE_COVERAGE = 1.1  # the least burst coverage downstream of a surge (`_coverage`)
@@ -647,8 +647,8 @@ class ElastreamPolicy:
             why = (f" (saves {saved / sum(current.values()):.0%}: under {cfg.elastream_min_saving:.0%}, but wanted for "
                    f"{obs.timestamp - ctx.memory['scale_in_wanted_since']:.0f}s and it carries every level of the last "
                    f"{cfg.elastream_recall_s / 3600:.0f}h that this one carries)")
-        # a load that rose within the hour may rise again: keep the last rescales of the budget for it — unless the
-        # job is twice too large for a load that shows no on/off pattern (_reserve_spent)
+        # a load that rose within the hour may rise again: keep the last rescales of the budget for it — unless a
+        # scale-in undoes the last scale-out, its load gone, and saves half the job (_undo_plan)
         reserved = rose and cfg.max_rescales_per_hour - used <= cfg.elastream_scale_out_reserve
         undo = self._undo_plan(obs, look, cfg, plan, ctx.memory) if reserved else None
         if undo is not None:
