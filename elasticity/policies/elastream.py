@@ -320,6 +320,8 @@ class ElastreamPolicy:
             hot = [] if waiting else hot
         if hot:
             targets, parts = self._scale_out(obs, look, cfg, hot, pause_s)
+            if parts and self._throughput_capped(obs, look, cfg, hot):
+                targets, parts = dict(current), []
             ctx.memory["scale_out_asked"] = [ctx.now, {n: fc.recent_ for n, fc in look.forecasts.items()}]
             # what the load alone asks for: the rest drains a queue, and goes with it (_drained); stamped with the
             # clock's time, as the rescale it may become is (last_rescale_at), not the scrape's
@@ -541,12 +543,7 @@ class ElastreamPolicy:
         parallelism (the policy's or the stage's own) or, with a hot key, where more instances add almost nothing
         (`plateau_parallelism`), and the hot stages before them (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
-        # at its bound, or where its key groups give the bound no more (60 instances over 360 groups carry what 64 do)
-        # — a stage with a hot key is said as such (`_past_any_parallelism`) unless at its bound
-        at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n] or (
-            look.caps[n].hot_share <= 0 and _carries_what_bound_would(obs.stage(n), cfg))]
-        skewed = [n for n in hot if n not in at and ElastreamPolicy._past_any_parallelism(obs.stage(n), look, cfg,
-                                                                                             bound[n])]
+        at, skewed = ElastreamPolicy._bound_stages(obs, look, cfg, hot)
         if not at and not skewed:
             return ""
         said = [f"{n} at {_as_much_as_bound(obs.stage(n), bound[n])} cannot carry "
@@ -562,7 +559,51 @@ class ElastreamPolicy:
         said += [f"{n} stays at {obs.stage(n).parallelism}: a stage after it {why[n]}, and more {n} instances would "
                  f"only move the queue there"
                  for n in hot if n not in at + skewed and any(n in obs.upstream_of(d) for d in at + skewed)]
+        said += [f"{n} stays at {obs.stage(n).parallelism}: it carries what the stages before it pass at their bounds"
+                 for n in hot if n not in at + skewed
+                 and not any(n in obs.upstream_of(d) for d in at + skewed)
+                 and any(d in obs.upstream_of(n) for d in at + skewed)]
         return at_bounds_reason(said, max_bound=bool(at), hot_key=bool(skewed))
+
+    @staticmethod
+    def _bound_stages(obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> tuple[list[str], list[str]]:
+        """The hot stages more instances would not help: at their bound, or where their key groups give the bound
+        no more (60 instances over 360 groups carry what 64 do); and those a hot key holds at their plateau
+        (`_past_any_parallelism`), said as such unless at their bound."""
+        bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
+        at = [n for n in hot if int(obs.stage(n).parallelism) >= bound[n] or (
+            look.caps[n].hot_share <= 0 and _carries_what_bound_would(obs.stage(n), cfg))]
+        skewed = [n for n in hot if n not in at and ElastreamPolicy._past_any_parallelism(obs.stage(n), look, cfg,
+                                                                                             bound[n])]
+        return at, skewed
+
+    @staticmethod
+    def _throughput_capped(obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> bool:
+        """Would a scale-out leave the job's throughput where it is (item 20)? When some hot stage carries all its
+        bound would, and every other hot stage before it already passes what it carries at its bound, and every one
+        after it can carry — with its own queue's drain — what it passes: more instances there would only move the
+        queue, and each rescale pauses the whole job (a flash crowd past the bounds took a source 24 → 26 → 28 on top
+        of the scale-out to the bound, each pause queueing another few seconds of the bound's throughput)."""
+        at, skewed = ElastreamPolicy._bound_stages(obs, look, cfg, hot)
+        capped = at + skewed
+        if not capped:
+            return False
+        up = look.up
+
+        def flow(d: str, n: str) -> float:  # what stage d at its bound passes, in stage n's input terms
+            s_d = obs.stage(d)
+            most = look.caps[d].carried(stage_bound(s_d.max_parallelism, cfg), s_d.max_parallelism)
+            return most * up[n].target_input_rate / max(up[d].target_input_rate, 1e-9)
+
+        def held(n: str) -> bool:
+            s = obs.stage(n)
+            carries = look.u_up * look.capacity_now(s)
+            before = [d for d in capped if n in obs.upstream_of(d)]
+            after = [d for d in capped if d in obs.upstream_of(n)]
+            if before and carries >= max(flow(d, n) for d in before):
+                return True  # it passes what the bound stage after it carries (its own queue drains no faster)
+            return bool(after) and carries >= min(flow(d, n) for d in after) + s.backlog / cfg.catch_up_duration_s
+        return all(n in capped or held(n) for n in hot)
 
     @staticmethod
     def _past_any_parallelism(s, look: "Outlook", cfg, bound: int) -> bool:
