@@ -541,7 +541,7 @@ class ElastreamPolicy:
     def _at_bounds(obs: JobObservation, look: "Outlook", cfg, hot: list[str]) -> str:
         """Why a scale-out the load asks for adds nothing, when that is the bounds (else ""): hot stages at their max
         parallelism (the policy's or the stage's own) or, with a hot key, where more instances add almost nothing
-        (`plateau_parallelism`), and the hot stages before them (item 20)."""
+        (`plateau_parallelism`); the hot stages before them; those after them that carry what they pass (item 20)."""
         bound = {n: stage_bound(obs.stage(n).max_parallelism, cfg) for n in hot}
         at, skewed = ElastreamPolicy._bound_stages(obs, look, cfg, hot)
         if not at and not skewed:
@@ -582,8 +582,8 @@ class ElastreamPolicy:
         """Would a scale-out leave the job's throughput where it is (item 20)? When some hot stage carries all its
         bound would, and every other hot stage before it already passes what it carries at its bound, and every one
         after it can carry — with its own queue's drain — what it passes: more instances there would only move the
-        queue, and each rescale pauses the whole job (a flash crowd past the bounds took a source 24 → 26 → 28 on top
-        of the scale-out to the bound, each pause queueing another few seconds of the bound's throughput)."""
+        queue, and each rescale pauses the whole job (a flash crowd past the bounds took a source 24 → 26 → 28 on
+        top of the scale-out to the bound, each pause queueing another few seconds of the bound's throughput)."""
         at, skewed = ElastreamPolicy._bound_stages(obs, look, cfg, hot)
         capped = at + skewed
         if not capped:
@@ -602,6 +602,7 @@ class ElastreamPolicy:
             after = [d for d in capped if d in obs.upstream_of(n)]
             if before and carries >= max(flow(d, n) for d in before):
                 return True  # it passes what the bound stage after it carries (its own queue drains no faster)
+            # fed through the tightest bound before it: a chain's (a join of two bounded branches gets their sum)
             return bool(after) and carries >= min(flow(d, n) for d in after) + s.backlog / cfg.catch_up_duration_s
         return all(n in capped or held(n) for n in hot)
 
