@@ -56,20 +56,61 @@ def format_summary(summary: dict, scenario: str, policy: str, target_s: float | 
 
 def format_decisions(result) -> str:
     """Each rescale the policy made, at its simulated time: the parallelism before and after (total and per stage),
-    whether it reversed the one before within UNDONE_WITHIN_S, and the policy's reason."""
+    whether it reversed the one before within UNDONE_WITHIN_S, and the policy's reason; then the notable holds."""
     lines = [f"rescales ({len(result.stage_names)} stages: {', '.join(result.stage_names)}):"]
     made = [d for d in result.decisions if d.realize]
     totals = [(sum(d.current.values()), sum(d.targets.values())) for d in made]
     undone = reversals([d.timestamp for d in made], [(a > b) - (a < b) for b, a in totals])
     for k, (d, (before, after)) in enumerate(zip(made, totals)):
         mark = f" · undoes the one {(d.timestamp - made[k - 1].timestamp) / 60:.0f} min before" if undone[k] else ""
-        h, rem = divmod(int(d.timestamp), 3600)
         per_stage = " ".join(f"{d.current[n]}→{d.targets[n]}" for n in result.stage_names if n in d.targets)
-        lines.append(f"  {h:02d}:{rem // 60:02d}:{rem % 60:02d}  {before}→{after} ({per_stage}){mark}\n"
+        lines.append(f"  {_clock(d.timestamp)}  {before}→{after} ({per_stage}){mark}\n"
                      f"            {d.reason}")
     if len(lines) == 1:
         lines.append("  none")
-    return "\n".join(lines)
+    return "\n".join(lines + format_holds(result.decisions))
+
+
+# the guards whose holds --decisions lists: the job stays short (its bounds, a scale-up that did not help) or a wanted
+# rescale is refused for the hour's budget. The delays a scale-in waits out, the stabilization window and a backlog's
+# catch-up are the guards' routine, and would bury these.
+NOTABLE_HOLDS = {"bounds": "at the bounds", "rate_limit": "rescale budget spent",
+                 "ineffective_scale_up": "scale-up found ineffective", "policy": "held by the policy"}
+
+
+def hold_spans(decisions) -> list[tuple[float, float, str, int, str]]:
+    """(first time, last time, guard, evaluations, first reason) of each run of consecutive evaluations that one
+    NOTABLE_HOLDS guard held."""
+    spans: list[tuple[float, float, str, int, str]] = []
+    previous = None  # the notable guard that held the evaluation before, if any
+    for d in decisions:
+        guard = d.guard if d.hold and d.guard in NOTABLE_HOLDS else None
+        if guard is not None and guard == previous:
+            first, _, _, n, reason = spans[-1]
+            spans[-1] = (first, d.timestamp, guard, n + 1, reason)
+        elif guard is not None:
+            spans.append((d.timestamp, d.timestamp, guard, 1, d.reason))
+        previous = guard
+    return spans
+
+
+def _clock(t: float) -> str:
+    h, rem = divmod(int(t), 3600)
+    return f"{h:02d}:{rem // 60:02d}:{rem % 60:02d}"
+
+
+def format_holds(decisions) -> list[str]:
+    """The lines listing hold_spans, under a heading; none when there are none."""
+    spans = hold_spans(decisions)
+    if not spans:
+        return []
+    lines = [f"holds ({', '.join(NOTABLE_HOLDS[g] for g in dict.fromkeys(g for _, _, g, _, _ in spans))}; "
+             f"each run of evaluations held, with the first one's reason):"]
+    for a, b, guard, n, reason in spans:
+        when = _clock(a) if n == 1 else f"{_clock(a)}–{_clock(b)}"
+        lines.append(f"  {when}  {NOTABLE_HOLDS[guard]} ({n} evaluation{'s' if n != 1 else ''})\n"
+                     f"            {reason}")
+    return lines
 
 
 def format_over_capacity(scenario, result, cfg) -> str:
