@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--decisions", action="store_true",
                    help="list every rescale the policy made: its time, the parallelism before and after, whether it "
                    "reversed the one before within 15 minutes, and the policy's reason; then each run of evaluations "
-                   "held at the bounds, for the hour's rescale budget or for an ineffective scale-up, with its reason")
+                   "held at the bounds, for the hour's rescale budget, for an ineffective scale-up or by the policy itself (not "
+                   "enough history), with its reason")
     p.set_defaults(handler=run)
 
 
