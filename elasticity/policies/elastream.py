@@ -328,7 +328,8 @@ class ElastreamPolicy:
             ctx.memory["drain_plan"] = [ctx.now, self._lasting(obs, look, cfg, look.u_max)]
             waiting = "" if parts else self._at_bounds(obs, look, cfg, hot)
             at_bounds = bool(waiting)
-        elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS for fc in look.forecasts.values()):
+        elif not waiting and look.caught_up and all(fc.n_ >= self.MIN_FORECAST_POINTS
+                                                    for fc in look.forecasts.values()):
             # no scale-in before the forecast has seen enough scrapes to know the load's noise and trend, nor
             # while the load that called for the last scale-out holds
             waiting = self._scale_out_held(obs, look, cfg, ctx.memory)

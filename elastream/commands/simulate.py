@@ -32,14 +32,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--start", choices=["as-deployed", "right-sized"], default="as-deployed",
                    help="initial sizing, the same for every policy: each stage at 70%% utilization of the first "
-                   "rate, within its bounds (as-deployed, the default) or the oracle's first-step parallelism (right-sized)")
+                   "rate, within its bounds (as-deployed, the default) or the oracle's first-step parallelism "
+                   "(right-sized)")
     p.add_argument("--json", metavar="FILE", help="write the summary as JSON to FILE")
     p.add_argument("--plot", metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
     p.add_argument("--decisions", action="store_true",
                    help="list every rescale the policy made: its time, the parallelism before and after, whether it "
                    "reversed the one before within 15 minutes, and the policy's reason; then each run of evaluations "
-                   "held at the bounds, for the hour's rescale budget, for an ineffective scale-up or by the policy itself (not "
-                   "enough history), with its reason")
+                   "held at the bounds, for the hour's rescale budget, for an ineffective scale-up or by the policy "
+                   "itself (not enough history), with its reason")
     p.set_defaults(handler=run)
 
 
