@@ -1,5 +1,6 @@
 """`elastream simulate --decisions` lists the notable holds after the rescales: runs of evaluations held at the bounds,
-for the hour's rescale budget, or for an ineffective scale-up — not the routine waits of a scale-in."""
+for the hour's rescale budget, for an ineffective scale-up or by the policy itself — not the guards' routine waits
+(a scale-in's delay, the stabilization window, a backlog's catch-up)."""
 import argparse
 
 from elasticity.model import Decision
