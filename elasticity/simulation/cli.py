@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from elasticity.autoscaler import GUARD_REASONS
 from elasticity.errors import InputError
 from elasticity.config import PolicyConfig
 from elasticity.simulation.runner import POLICIES, UNDONE_WITHIN_S, most_rate_carried, reversals, run
@@ -108,8 +109,9 @@ def format_holds(decisions) -> list[str]:
              f"each run of evaluations held, with the first one's reason):"]
     for a, b, guard, n, reason in spans:
         when = _clock(a) if n == 1 else f"{_clock(a)}–{_clock(b)}"
-        lines.append(f"  {when}  {NOTABLE_HOLDS[guard]} ({n} evaluation{'s' if n != 1 else ''})\n"
-                     f"            {reason}")
+        # the condition reason the operator would write for it, so a listing reads as `kubectl describe` does
+        count = f"{n} evaluation{'s' if n != 1 else ''}"
+        lines.append(f"  {when}  {NOTABLE_HOLDS[guard]} ({GUARD_REASONS[guard]}, {count})\n            {reason}")
     return lines
 
 

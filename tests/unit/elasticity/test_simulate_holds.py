@@ -26,7 +26,7 @@ def test_a_change_of_guard_ends_a_span_and_routine_holds_are_left_out():
                                                                   (150, "bounds", 1)]
     lines = cli.format_holds(ds)
     assert lines[0].startswith("holds (rescale budget spent, at the bounds;")
-    assert "00:00:30  at the bounds (1 evaluation)\n            bounds" in lines[2]
+    assert "00:00:30  at the bounds (AtBounds, 1 evaluation)\n            bounds" in lines[2]
     assert cli.format_holds([_d(0, "hold", "scale_down_delay"), _d(30, "none")]) == []
 
 
@@ -38,7 +38,7 @@ def test_a_trace_past_the_bounds_lists_its_hold_with_the_stage_that_bounds_it(tm
     assert cli.simulate_main(args) == 0
     out = capsys.readouterr().out
     holds = out[out.index("\nholds ("):]
-    assert "at the bounds (" in holds and "enrich at 60 instances" in holds
+    assert "at the bounds (AtBounds, " in holds and "enrich at 60 instances" in holds
     first = holds.splitlines()[2].split()[0]  # the span's start, within the crowd
     h, m, s = (int(x) for x in first.split("–")[0].split(":"))
     assert 600 < 3600 * h + 60 * m + s < 1800
