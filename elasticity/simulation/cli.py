@@ -109,8 +109,8 @@ def format_holds(decisions) -> list[str]:
              f"each run of evaluations held, with the first one's reason):"]
     for a, b, guard, n, reason in spans:
         when = _clock(a) if n == 1 else f"{_clock(a)}–{_clock(b)}"
-        # the condition reason the operator would write for it, so a listing reads as `kubectl describe` does
         count = f"{n} evaluation{'s' if n != 1 else ''}"
+        # with the condition reason the operator writes for it, so a listing reads as `kubectl describe` does
         lines.append(f"  {when}  {NOTABLE_HOLDS[guard]} ({GUARD_REASONS[guard]}, {count})\n            {reason}")
     return lines
 
