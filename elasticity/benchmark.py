@@ -14,13 +14,13 @@ policy) are run as a sensitivity check and reported separately; they are not par
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from elasticity import json_report
 from elasticity.config import PolicyConfig
 from elasticity.simulation.bounds import (RescaleBudgetBound, full_utilization_needs, interval_weights,
                                           oracle_needs)
@@ -328,9 +328,9 @@ def bench_main(args) -> int:
     print()
     print(md)
     if getattr(args, "json", None):
-        Path(args.json).write_text(json.dumps({"scenarios": results, "stress_scenarios": stress_results,
-                                               "criteria": crit, "configs": configs(),
-                                               "sensitivity_right_sized": sens, "rescale_budget_floors": floors},
-                                              indent=2) + "\n")
+        Path(args.json).write_text(json_report.dumps({"scenarios": results, "stress_scenarios": stress_results,
+                                                      "criteria": crit, "configs": configs(),
+                                                      "sensitivity_right_sized": sens,
+                                                      "rescale_budget_floors": floors}))
     args.markdown = md
     return 0

@@ -11,7 +11,6 @@ run reach 1.25 × the oracle. The JSON keeps the shape of the main benchmark's:
 """
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from elasticity import json_report
 from elasticity.benchmark import run_all
 from elasticity.config import PolicyConfig
 from elasticity.errors import InputError
@@ -276,8 +276,8 @@ def bench_main(args) -> int:
                         f"every policy with the same PolicyConfig, set: {', '.join(args.set)}", 1)
     print("\n" + md)
     if getattr(args, "json", None):
-        Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,
-                                               "rescale_budget_floors": floors,
-                                               "seeds": {k: list(v) for k, v in SEED_SETS.items()}}, indent=2) + "\n")
+        Path(args.json).write_text(json_report.dumps({"scenarios": results, "families": families, "aggregate": agg,
+                                                      "rescale_budget_floors": floors,
+                                                      "seeds": {k: list(v) for k, v in SEED_SETS.items()}}))
     args.markdown = md
     return 0

@@ -8,13 +8,13 @@ family drawn from them — as issue 14's held-out set is made — would meet eac
 """
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from elasticity import json_report
 from elasticity.benchmark import run_all
 from elasticity.broad_suite import (MEDIAN_TARGET, RESCALE_SHARE, aggregate, aggregate_sentence, by_family,
                                     chosen_policies, config_with, family_tables, share_of_ds2)
@@ -143,6 +143,6 @@ def bench_main(args) -> int:
     print(f"trace by trace (as a set of one trace per shape is judged): SLO and cost ≤ ds2's in "
           f"{_of(agg['runs_judged'], agg['runs_slo_or_cost_over_ds2'], 'traces')}")
     if getattr(args, "json", None):
-        Path(args.json).write_text(json.dumps({"scenarios": results, "families": families, "aggregate": agg,
-                                               "rescale_budget_floors": floors}, indent=2) + "\n")
+        Path(args.json).write_text(json_report.dumps({"scenarios": results, "families": families, "aggregate": agg,
+                                                      "rescale_budget_floors": floors}))
     return 0

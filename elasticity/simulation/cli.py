@@ -1,11 +1,11 @@
 """`elastream simulate`: run one scenario or CSV trace under one policy, print the summary, write JSON/PNG."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TextIO
 
+from elasticity import json_report
 from elasticity.autoscaler import GUARD_REASONS
 from elasticity.errors import InputError
 from elasticity.config import PolicyConfig
@@ -180,7 +180,7 @@ def simulate_main(args, config=None) -> int:
     if policy != "oracle":
         print(format_references(scenario, result, seed, start, long_run, config))
     if getattr(args, "json", None):
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        Path(args.json).write_text(json_report.dumps(summary))
         print(f"  json            {args.json}")
     if getattr(args, "plot", None):
         from elasticity.simulation.plot import plot_timeline

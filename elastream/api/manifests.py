@@ -130,10 +130,14 @@ def parse_manifest(doc: Any) -> tuple[str, str, BaseModel]:
     name = metadata.get("name") if isinstance(metadata, dict) else None
     label = shorten(name, 64) if isinstance(name, str) and name else "manifest"
     problems = []
-    if doc.get("apiVersion") != API_VERSION:
+    if doc.get("apiVersion") is None:
+        problems.append(f"apiVersion: Required value (it must be {API_VERSION})")
+    elif doc.get("apiVersion") != API_VERSION:
         problems.append(f"apiVersion: must be {API_VERSION}, not {shorten(doc.get('apiVersion'))!r}")
     kind = doc.get("kind")
-    if not isinstance(kind, str) or kind not in SPEC_MODELS:
+    if kind is None:
+        problems.append(f"kind: Required value (one of {', '.join(SPEC_MODELS)})")
+    elif not isinstance(kind, str) or kind not in SPEC_MODELS:
         problems.append(f"kind: must be one of {', '.join(SPEC_MODELS)}, not {shorten(kind)!r}")
     problems += metadata_problems(metadata)
     unknown = [k for k in doc if k not in TOP_LEVEL]

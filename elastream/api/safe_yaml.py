@@ -15,6 +15,7 @@ import yaml
 from elastream.errors import UserError, shorten
 
 MAX_NODES = 100_000  # an expanded manifest this large is an attack or a mistake, never a StreamApp
+MAX_BYTES = 3 * 1024 * 1024  # the most the API server takes in one request; read no further (/dev/zero never ends)
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
@@ -94,9 +95,15 @@ def load_all(text: str) -> Iterator[Any]:
 def read_documents(path: Path) -> list[Any]:
     """The non-empty documents of a YAML file, or UserError naming the file and what is wrong with it."""
     try:
-        text = Path(path).read_text()
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
     except OSError as err:
         raise UserError(f"{path}: {err.strerror or err}") from None
+    if len(data) > MAX_BYTES:
+        raise UserError(f"{path}: larger than {MAX_BYTES // 2**20} MiB, the most the API server accepts in one "
+                        "request; split it into several files")
+    try:
+        text = data.decode()
     except UnicodeDecodeError:
         raise UserError(f"{path}: not UTF-8 text") from None
     try:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from elastream.arg_types import output_dir, output_file
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="run a benchmark and write its table to docs/benchmarks.md")
@@ -24,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "run as `elastream simulate --trace` runs it, and traces named SHAPE-ANYTHING.csv are judged "
                         "together as a family (and it says how often a set of one trace per family, drawn from them, "
                         "meets each criterion); leaves docs/benchmarks.md as it is")
-    e.add_argument("--write-traces", metavar="DIR",
+    e.add_argument("--write-traces", type=output_dir, metavar="DIR",
                    help="write the --suite traces set to DIR as SHAPE-VARIANT.csv (to read, plot or simulate one) "
                         "and stop")
     e.add_argument("--seeds", choices=["reporting", "tuning", "tuning-wide", "check"],
@@ -50,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "lasted — the model before 2026-11-27); stationary leaves docs/benchmarks.md as it is")
     e.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
-    e.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    e.add_argument("--json", type=output_file, metavar="FILE", help="also write the results as JSON")
     e.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     e.set_defaults(handler=_run_elasticity)
 
@@ -67,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="load periods: fixed c = 40 (the protocol) or random c ~ U[20, 60] (sensitivity run)")
     pl.add_argument("--algorithms", metavar="LIST", help="comma-separated algorithms (default: all)")
     pl.add_argument("--time-limit", type=float, metavar="SECONDS", help="elastream's time budget per instance")
-    pl.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    pl.add_argument("--json", type=output_file, metavar="FILE", help="also write the results as JSON")
     pl.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     pl.set_defaults(handler=_run_placement)
 
@@ -96,8 +98,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--control-url", metavar="URL",
                    help="the driver's control endpoint (default http://<driver pod IP>:9109); if unreachable, "
                         "the StreamApp's status.currentExecutors is used")
-    r.add_argument("--json", metavar="FILE", help="also write every run, event time and p99 sample as JSON")
-    r.add_argument("--markdown", metavar="FILE", help="also write the tables as a Markdown section")
+    r.add_argument("--json", type=output_file, metavar="FILE", help="also write every run, event time and p99 sample as JSON")
+    r.add_argument("--markdown", type=output_file, metavar="FILE", help="also write the tables as a Markdown section")
     r.add_argument("--docs", action="store_true",
                    help="write the 'rescale' section of docs/benchmarks.md (a cluster benchmark: off by default)")
     r.set_defaults(handler=_run_rescale)
@@ -118,8 +120,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="steady window after the first round (default 3 intervals, at least 60 s)")
     o.add_argument("--first-round-limit", type=float, default=600.0, metavar="SECONDS",
                    help="longest wait for every app to be evaluated once (default 600)")
-    o.add_argument("--log-dir", metavar="DIR", help="where the operator logs go (default: a new temporary folder)")
-    o.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    o.add_argument("--log-dir", type=output_dir, metavar="DIR", help="where the operator logs go (default: a new temporary folder)")
+    o.add_argument("--json", type=output_file, metavar="FILE", help="also write the results as JSON")
     o.add_argument("--docs", action="store_true",
                    help="write the 'operator' section of docs/benchmarks.md (a cluster benchmark: off by default)")
     o.set_defaults(handler=_run_operator)
@@ -132,7 +134,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--repeats", type=int, default=3, metavar="N",
                    help="rounds of executors out/in and workers out/in (default 3)")
     s.add_argument("--rate", type=float, default=20.0, metavar="R", help="records/s offered (default 20)")
-    s.add_argument("--json", metavar="FILE", help="also write every rebalance as JSON")
+    s.add_argument("--json", type=output_file, metavar="FILE", help="also write every rebalance as JSON")
     s.add_argument("--docs", action="store_true",
                    help="write the 'storm-rebalance' section of docs/benchmarks.md (off by default)")
     s.set_defaults(handler=_run_storm_rebalance)
@@ -151,7 +153,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sp.add_argument("--workers", type=int, default=4, metavar="W", help="the topology's workers (default 4)")
     sp.add_argument("--supervisors", type=int, default=2, metavar="N", help="supervisors (default 2)")
     sp.add_argument("--slots", type=int, default=3, metavar="N", help="slots per supervisor (default 3)")
-    sp.add_argument("--json", metavar="FILE", help="also write every measured layout as JSON")
+    sp.add_argument("--json", type=output_file, metavar="FILE", help="also write every measured layout as JSON")
     sp.add_argument("--docs", action="store_true",
                     help="write the 'storm-placement' section of docs/benchmarks.md (off by default)")
     sp.set_defaults(handler=_run_storm_placement)
@@ -170,7 +172,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="the load's shape: the example's step (default), a sinusoid between its rates, or a trace")
     sk.add_argument("--duration", type=float, default=300.0, metavar="SECONDS",
                     help="seconds of load per policy (default 300); each run then drains")
-    sk.add_argument("--json", metavar="FILE", help="also write {\"runs\": {POLICY: {...}}} as JSON")
+    sk.add_argument("--json", type=output_file, metavar="FILE", help="also write {\"runs\": {POLICY: {...}}} as JSON")
     sk.add_argument("--docs", action="store_true",
                     help="write the 'spark' section of docs/benchmarks.md and a timeline PNG per policy (off by "
                          "default)")
@@ -191,7 +193,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="comma-separated: bo, random, hillclimb (default: all three)")
     t.add_argument("--problems", metavar="LIST",
                    help="comma-separated: wordcount, stateful-join, etl-remote-data, wordcount-real-fit (default: all)")
-    t.add_argument("--json", metavar="FILE", help="also write the results (and every run's best-so-far) as JSON")
+    t.add_argument("--json", type=output_file, metavar="FILE", help="also write the results (and every run's best-so-far) as JSON")
     t.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
     t.set_defaults(handler=_run_tuning)
 
@@ -220,7 +222,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--plan-timeout", type=float, default=900.0, metavar="S",
                    help="how long to wait for the executors to reach their planned nodes (default 900)")
     c.add_argument("--keep", action="store_true", help="leave the apps and the policy in place")
-    c.add_argument("--json", metavar="FILE", help="also write both layouts as JSON")
+    c.add_argument("--json", type=output_file, metavar="FILE", help="also write both layouts as JSON")
     c.add_argument("--docs", action="store_true",
                    help="write the 'consolidation' section of docs/benchmarks.md (off by default)")
     c.set_defaults(handler=_run_consolidation)

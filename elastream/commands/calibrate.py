@@ -5,6 +5,8 @@ import argparse
 import json
 from pathlib import Path
 
+from elastream.arg_types import output_file, plot_file
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -17,8 +19,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("app", type=Path, help="the StreamApp YAML the run ran (its trigger, executors and policy)")
     p.add_argument("report", type=Path, help="the run's report directory (elastream run --report)")
-    p.add_argument("--json", metavar="FILE", help="also write the fitted figures and the comparison as JSON")
-    p.add_argument("--plot", metavar="FILE.png", help="where to draw (default: REPORT/calibration.png)")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="also write the fitted figures and the comparison as JSON")
+    p.add_argument("--plot", type=plot_file, metavar="FILE.png", help="where to draw (default: REPORT/calibration.png)")
     p.set_defaults(handler=run)
 
 

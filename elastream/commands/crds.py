@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from elastream.arg_types import output_dir
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -11,7 +12,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the CustomResourceDefinitions generated from the API models",
         description="Generate the StreamApp and ElasticityPolicy CRDs from the pydantic models and write them.",
     )
-    p.add_argument("--out", type=Path, default=None, help="directory to write to (default: crds/ and charts/elastream/crds/ of the project)")
+    p.add_argument("--out", type=output_dir, default=None, help="directory to write to (default: crds/ and charts/elastream/crds/ of the project)")
     p.set_defaults(handler=run)
 
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from pathlib import Path
 
+from elastream.arg_types import output_dir
 from elastream.errors import UserError
+from elastream.interrupts import interruptible
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -22,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path, metavar="FILE", help="YAML with a StreamApp and its ElasticityPolicy")
     p.add_argument("--duration", type=float, default=300.0, metavar="SECONDS",
                    help="seconds of load; the job then drains what is left (default 300)")
-    p.add_argument("--report", type=Path, default=Path("out/run"), metavar="DIR",
+    p.add_argument("--report", type=output_dir, default=Path("out/run"), metavar="DIR",
                    help="where report.json, timeline.png and the job's files go (default out/run)")
     p.add_argument("--sample", type=float, default=2.0, metavar="SECONDS", help="progress line interval (default 2)")
     p.set_defaults(handler=run)
@@ -33,13 +34,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.duration <= 0:
         raise UserError("--duration must be positive")
-    # Ctrl-C and SIGTERM both end the run cleanly (also when started in the background, where the shell
-    # may have ignored SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
-    report = run_local(args.file, args.duration, args.report, sample_s=args.sample)
+    with interruptible():  # Ctrl-C and SIGTERM both end the run cleanly
+        report = run_local(args.file, args.duration, args.report, sample_s=args.sample)
     return 0 if report["verified"] or report["interrupted"] else 1
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt

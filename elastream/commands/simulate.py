@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from elastream.arg_types import output_file, plot_file, random_seed
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -28,14 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "Latency target, evaluation interval, windows, bounds, step limits, scale-down delay, rescale "
                    "budget and catch-up duration apply; advisor mode is simulated as auto, to show what the policy "
                    "would do. An invalid manifest is refused field by field, as `elastream validate` does")
-    p.add_argument("--seed", type=int, default=None,
+    p.add_argument("--seed", type=random_seed, default=None,
                    help="random seed of the load noise and capacity noise (default: the scenario's fixed seed)")
     p.add_argument("--start", choices=["as-deployed", "right-sized"], default="as-deployed",
                    help="initial sizing, the same for every policy: each stage at 70%% utilization of the first "
                    "rate, within its bounds (as-deployed, the default) or the oracle's first-step parallelism "
                    "(right-sized)")
-    p.add_argument("--json", metavar="FILE", help="write the summary as JSON to FILE")
-    p.add_argument("--plot", metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
+    p.add_argument("--json", type=output_file, metavar="FILE", help="write the summary as JSON to FILE")
+    p.add_argument("--plot", type=plot_file, metavar="FILE.png", help="draw the timeline (rate, latency, parallelism) to FILE.png")
     p.add_argument("--decisions", action="store_true",
                    help="list every rescale the policy made: its time, the parallelism before and after, whether it "
                    "reversed the one before within 15 minutes, and the policy's reason; then each run of evaluations "

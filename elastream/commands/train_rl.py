@@ -5,6 +5,8 @@ import argparse
 import time
 from pathlib import Path
 
+from elastream.arg_types import random_seed
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -24,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="the policy whose decisions the search starts from, by imitation (default ds2)")
     p.add_argument("--spread", type=float, default=0.5, metavar="SD",
                    help="initial standard deviation of the search around that start (default 0.5)")
-    p.add_argument("--search-seed", type=int, default=0, metavar="S", help="seed of the search's sampling (default 0)")
+    p.add_argument("--search-seed", type=random_seed, default=0, metavar="S", help="seed of the search's sampling (default 0)")
     p.add_argument("--families", metavar="LIST",
                    help="comma-separated training families (default: all; an unknown name lists them)")
     p.add_argument("--out", type=Path, default=None,

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import signal
 from pathlib import Path
 
+from elastream.arg_types import output_dir, random_seed
 from elastream.errors import UserError
+from elastream.interrupts import interruptible
 
 METHODS = ("bo", "random", "hillclimb")
 
@@ -27,13 +28,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=METHODS, default="bo",
                    help="bo: random-forest surrogate with expected improvement; random; hillclimb: Latin-hypercube "
                    "starts and hill climbing (default bo)")
-    p.add_argument("--report", type=Path, default=Path("out/tune"), metavar="DIR", help="where results go (default out/tune)")
+    p.add_argument("--report", type=output_dir, default=Path("out/tune"), metavar="DIR", help="where results go (default out/tune)")
     p.add_argument("--rate", type=float, metavar="RECORDS_PER_S",
                    help="the load of every evaluation (default: the generator's peakRate, else its rate)")
     p.add_argument("--executors", type=int, metavar="N", help="executors of every evaluation (default: executors.max)")
     p.add_argument("--measure", type=float, default=30.0, metavar="SECONDS",
                    help="seconds of micro-batches measured per evaluation, after the start-up backlog (default 30)")
-    p.add_argument("--seed", type=int, default=0, help="the optimiser's random seed (default 0)")
+    p.add_argument("--seed", type=random_seed, default=0, help="the optimiser's random seed (default 0)")
     p.set_defaults(handler=run)
 
 
@@ -44,12 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--budget must be at least 1")
     if args.measure <= 0 or (args.rate is not None and args.rate <= 0) or (args.executors is not None and args.executors < 1):
         raise UserError("--measure and --rate must be positive, --executors at least 1")
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
     settings = TuneSettings(args.budget, args.method, args.report, args.rate, args.executors, args.measure, args.seed)
-    report = tune_app(args.file, settings)
+    with interruptible():
+        report = tune_app(args.file, settings)
     return 0 if report.get("best") else 1
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt

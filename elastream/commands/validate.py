@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from elastream.errors import UserError
+from elastream.errors import UserError, shorten
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -14,7 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="check StreamApp and ElasticityPolicy manifests without a cluster",
         description="Check manifests with the same rules the CRDs give the API server (types, names, limits, "
         "cross-field rules); each problem is printed as field.path: message. A policyRef to an ElasticityPolicy "
-        "found in none of the files is a warning. Exit status 1 when any manifest is invalid, 2 when a file cannot be read as YAML.",
+        "found in none of the files is a warning. Objects of other APIs (a Namespace, a Deployment) are listed as "
+        "not checked; a kind: List is checked item by item. Exit status 1 when any manifest is invalid or a file "
+        "holds no object, 2 when a file cannot be read as YAML.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="YAML manifests (several documents allowed)")
     p.set_defaults(handler=run)
@@ -32,7 +34,13 @@ def run(args: argparse.Namespace) -> int:
             unreadable += 1
             print(err, file=sys.stderr)
             continue
-        for doc in docs:
+        if not docs:
+            failures += 1
+            print(f"{path}: no objects in the file")
+        for doc in _objects(docs):
+            if _foreign(doc):
+                print(f"{path}: {shorten(doc['kind'], 64)}/{_name(doc)} is not an elastream object: not checked")
+                continue
             try:
                 kind, name, spec = parse_manifest(doc)
             except ManifestError as err:
@@ -49,3 +57,31 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: warning: StreamApp/{app}: spec.policyRef.name: ElasticityPolicy {policy!r} is in none of "
                   "the files given; the operator holds the app (Ready=False, reason PolicyNotFound) until it exists")
     return 2 if unreadable else 1 if failures else 0
+
+
+def _objects(docs: list) -> list:
+    """The documents, with the items of each `kind: List` (what `kubectl get -o yaml` writes) in its place."""
+    out = []
+    for doc in docs:
+        if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+            out += doc["items"]
+        else:
+            out.append(doc)
+    return out
+
+
+def _foreign(doc) -> bool:
+    """An object of another API (apiVersion and kind both given, neither elastream's): not ours to check."""
+    from elastream.api import GROUP
+    from elastream.api.manifests import SPEC_MODELS
+
+    if not isinstance(doc, dict):
+        return False
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    return (isinstance(api, str) and isinstance(kind, str) and kind not in SPEC_MODELS
+            and api.split("/")[0] != GROUP)
+
+
+def _name(doc: dict) -> str:
+    metadata = doc.get("metadata")
+    return shorten(metadata.get("name"), 64) if isinstance(metadata, dict) else "?"

@@ -31,3 +31,50 @@ def test_unreadable_yaml_is_a_clear_error(tmp_path, capsys):
     bad.write_text("spec: [unclosed\n")
     assert main(["validate", str(bad)]) == 2
     assert str(bad) in capsys.readouterr().err
+
+
+def test_other_apis_objects_are_listed_as_not_checked(capsys):
+    """A walk-through's whole folder validates: its Namespace, Deployment and PVs are named, not failed."""
+    files = sorted((ROOT / "examples" / "kubernetes").glob("*.yaml"))
+    assert main(["validate", *map(str, files)]) == 0
+    out = capsys.readouterr().out
+    assert "Namespace/monitoring is not an elastream object: not checked" in out
+    assert "StreamApp/wordcount is valid" in out
+
+
+def test_a_list_is_checked_item_by_item(tmp_path, capsys):
+    good = yaml.safe_load((ROOT / "examples" / "wordcount.yaml").read_text().split("\n---\n")[0])
+    doc, field, words = malformed("window-below-interval")
+    listed = tmp_path / "list.yaml"
+    listed.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [good, doc]}))
+    assert main(["validate", str(listed)]) == 1
+    out = capsys.readouterr().out
+    assert f"{good['kind']}/{good['metadata']['name']} is valid" in out and f"{field}: {words}" in out
+
+
+def test_a_typo_in_an_elastream_kind_is_still_an_error(tmp_path, capsys):
+    bad = tmp_path / "typo.yaml"
+    bad.write_text("apiVersion: elastream.io/v1alpha1\nkind: StreamAp\nmetadata: {name: a}\nspec: {}\n")
+    assert main(["validate", str(bad)]) == 1
+    assert "kind: must be one of" in capsys.readouterr().out
+
+
+def test_a_missing_api_version_is_required_not_none(tmp_path, capsys):
+    bad = tmp_path / "noapi.yaml"
+    bad.write_text("kind: StreamApp\nmetadata: {name: a}\nspec: {}\n")
+    assert main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "apiVersion: Required value (it must be elastream.io/v1alpha1)" in out and "None" not in out
+
+
+def test_a_file_with_no_object_fails(tmp_path, capsys):
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n---\n")
+    assert main(["validate", str(empty)]) == 1
+    assert "no objects in the file" in capsys.readouterr().out
+
+
+def test_an_endless_file_is_refused_at_the_size_limit(capsys):
+    """/dev/zero never ends: the reading stops at the API server's request limit instead of filling memory."""
+    assert main(["validate", "/dev/zero"]) == 2
+    assert "larger than 3 MiB" in capsys.readouterr().err

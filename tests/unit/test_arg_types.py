@@ -1,0 +1,78 @@
+"""Bad output paths and seeds are refused when the command line is read, in one line naming the value, before any
+run starts; handlers a command installs for Ctrl-C and SIGTERM are put back when it ends."""
+import json
+import math
+import signal
+
+import pytest
+
+from elasticity import json_report
+from elastream.cli import main
+from elastream.interrupts import interruptible
+
+
+def refused(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("value, words", [("-1", "seed -1 is outside 0 .. 4294967295"),
+                                          ("4294967296", "outside 0 .. 4294967295"),
+                                          ("x", "invalid seed 'x'")])
+def test_a_seed_numpy_would_refuse_is_refused_first(value, words, capsys):
+    assert words in refused(["simulate", "--scenario", "step", "--seed", value], capsys)
+
+
+def test_json_into_a_missing_folder_or_onto_a_folder_is_refused(tmp_path, capsys):
+    line = refused(["simulate", "--scenario", "step", "--json", str(tmp_path / "no" / "x.json")], capsys)
+    assert f"folder {tmp_path / 'no'} does not exist" in line
+    assert "is a folder" in refused(["simulate", "--scenario", "step", "--json", str(tmp_path)], capsys)
+    assert "standard output" in refused(["simulate", "--scenario", "step", "--json", "-"], capsys)
+    line = refused(["bench", "elasticity", "--traces", str(tmp_path), "--json", str(tmp_path / "f" / "x")], capsys)
+    assert "does not exist" in line
+
+
+def test_a_plot_must_name_an_image_format(tmp_path, capsys):
+    line = refused(["simulate", "--scenario", "step", "--plot", str(tmp_path / "out.txt")], capsys)
+    assert "the extension must name an image format" in line and ".png" in line
+
+
+def test_a_folder_option_given_a_file_is_refused(tmp_path, capsys):
+    a_file = tmp_path / "f"
+    a_file.write_text("")
+    assert "is a file, not a folder" in refused(["crds", "--out", str(a_file)], capsys)
+    assert "is a file, not a folder" in refused(["bench", "elasticity", "--write-traces", str(a_file)], capsys)
+    assert "is not a folder" in refused(["run", "x.yaml", "--report", str(a_file / "sub")], capsys)
+    assert "empty string" in refused(["crds", "--out", ""], capsys)
+
+
+def test_good_paths_pass_through(tmp_path, capsys):
+    out = tmp_path / "x.json"
+    plot = tmp_path / "x.svg"
+    assert main(["simulate", "--scenario", "step", "--json", str(out), "--plot", str(plot)]) == 0
+    assert json.loads(out.read_text()) and plot.stat().st_size > 1000
+
+
+def test_reports_are_strict_json():
+    text = json_report.dumps({"floor": math.inf, "ratios": [1.5, -math.inf, math.nan], "n": 3})
+    assert json.loads(text) == {"floor": None, "ratios": [1.5, None, None], "n": 3}
+    assert "Infinity" not in text and "NaN" not in text
+
+
+def test_interruptible_puts_the_handlers_back():
+    def mine(signum, frame):
+        pass
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        with interruptible():
+            assert signal.getsignal(signal.SIGTERM) is not mine
+            with pytest.raises(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGTERM)
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)
