@@ -15,9 +15,10 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from elastream.api import GROUP, VERSION
+from elastream.api.base import Rule
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.status import ElasticityPolicyStatus, StreamAppStatus
-from elastream.api.streamapp import StreamAppSpec
+from elastream.api.streamapp import APP_NAME_RULE, StreamAppSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_DIR = ROOT / "crds"
@@ -81,7 +82,9 @@ def _condition_list(schema: dict[str, Any]) -> None:
 
 
 def _crd(kind: str, plural: str, short: list[str], spec: type[BaseModel], status: type[BaseModel],
-         columns: list[dict[str, Any]], scale: dict[str, str] | None = None) -> dict[str, Any]:
+         columns: list[dict[str, Any]], scale: dict[str, str] | None = None,
+         root_rules: tuple[Rule, ...] = ()) -> dict[str, Any]:
+    """root_rules: CEL rules on the whole object (the only place metadata.name can be checked)."""
     status_schema = openapi_schema(status)
     _condition_list(status_schema)
     subresources: dict[str, Any] = {"status": {}}
@@ -101,6 +104,7 @@ def _crd(kind: str, plural: str, short: list[str], spec: type[BaseModel], status
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
                     "required": ["spec"],
+                    **({"x-kubernetes-validations": [r.as_cel() for r in root_rules]} if root_rules else {}),
                     "properties": {
                         "apiVersion": {"type": "string"},
                         "kind": {"type": "string"},
@@ -141,6 +145,7 @@ def streamapp_crd() -> dict[str, Any]:
         ],
         scale={"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.currentExecutors",
                "labelSelectorPath": ".status.selector"},
+        root_rules=(APP_NAME_RULE,),
     )
 
 

@@ -1,6 +1,7 @@
 """StreamApp: a streaming job (PySpark Structured Streaming or a Storm topology) that elastream keeps elastic."""
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -12,7 +13,8 @@ from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 # Spark's memory sizes: a whole number with an optional unit (k, m, g, t, p, optionally followed by b; none: MiB).
 # Spark refuses fractions ("1.5g") and Kubernetes suffixes ("2Gi").
 QUANTITY_PATTERN = r"^[0-9]{1,9}([kKmMgGtTpP][bB]?|[bB])?$"
-NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+# the names of objects referred to (an ElasticityPolicy, a claim, a Secret): DNS-1123 subdomains, as metadata.name
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 K8S_QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[kmgtpe])?$"  # a Kubernetes quantity such as "1Gi"
 DATA_PATH = "/var/lib/elastream"  # where the shared volume is mounted in the driver and the executors
 BUILTIN_APPS = ("wordcount", "identity", "repartition", "fixwindow")
@@ -63,6 +65,11 @@ class ExecutorRange(ApiModel):
 
 class GeneratorSource(ApiModel):
     """The built-in replayable load source: records with an event time and a sequence number."""
+
+    rules = (
+        Rule("self.profile != 'trace' || has(self.trace)", "trace is required when profile is trace",
+             lambda g: g.profile != "trace" or g.trace is not None, ".trace"),
+    )
 
     profile: Literal["constant", "step", "sinusoid", "trace"] = Field("step", description="shape of the offered rate")
     rate: float = Field(1000.0, gt=0, le=1e9, description="base rate, records/s")
@@ -274,6 +281,18 @@ class StormSpec(ApiModel):
 
     def topology_name(self, app: str) -> str:
         return self.topology or app
+
+
+# A StreamApp's name names its Services ({name}-driver, {name}-zookeeper, …), and a Service's name is a DNS-1035
+# label of at most 63 characters: no dots, a letter first, and room for the longest suffix ("-zookeeper").
+APP_NAME_MAX = 63 - len("-zookeeper")
+APP_NAME_RULE = Rule(
+    f"self.metadata.name.size() <= {APP_NAME_MAX} && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+    f"a StreamApp's name must be a DNS-1035 label of at most {APP_NAME_MAX} characters (a lowercase letter first, "
+    "then lowercase letters, digits and '-', no dots): it names the app's Services, such as NAME-driver",
+    lambda name: len(name) <= APP_NAME_MAX and re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", name) is not None,
+    ".metadata.name",
+)
 
 
 class PolicyRef(ApiModel):

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from elastream.api.manifests import ManifestError, parse_manifest
     from elastream.api.safe_yaml import read_documents
 
-    failures, unreadable, policies, refs = 0, 0, set(), []
+    failures, unreadable, policies, apps = 0, 0, {}, []
     for path in args.files:
         try:
             docs = read_documents(path)
@@ -49,14 +49,40 @@ def run(args: argparse.Namespace) -> int:
                 continue
             print(f"{path}: {kind}/{name} is valid")
             if kind == "ElasticityPolicy":
-                policies.add(name)
-            elif spec.policy_ref is not None:
-                refs.append((path, name, spec.policy_ref.name))
-    for path, app, policy in refs:
-        if policy not in policies:
-            print(f"{path}: warning: StreamApp/{app}: spec.policyRef.name: ElasticityPolicy {policy!r} is in none of "
-                  "the files given; the operator holds the app (Ready=False, reason PolicyNotFound) until it exists")
+                policies[name] = spec
+            else:
+                apps.append((path, name, spec))
+    for path, app, spec in apps:
+        if spec.policy_ref is not None and spec.policy_ref.name not in policies:
+            print(f"{path}: warning: StreamApp/{app}: spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} "
+                  "is in none of the files given; the operator holds the app (Ready=False, reason PolicyNotFound) "
+                  "until it exists")
+            continue
+        problem = _policy_problem(spec, policies)
+        if problem:
+            failures += 1
+            print(f"{path}: StreamApp/{app} with {problem}; the operator holds the app (Ready=False, reason "
+                  "InvalidSpec)")
     return 2 if unreadable else 1 if failures else 0
+
+
+def _policy_problem(spec, policies: dict) -> str | None:
+    """What the operator would find wrong in the app with its policy (the policy's bounds outside the app's range),
+    or None."""
+    from elastream.api.policy import ElasticityPolicySpec
+    from elastream.policy_config import parallelism_bounds
+
+    if spec.policy is not None:
+        policy, named = spec.policy, "its inline policy"
+    elif spec.policy_ref is not None:
+        policy, named = policies[spec.policy_ref.name], f"ElasticityPolicy/{spec.policy_ref.name}"
+    else:
+        policy, named = ElasticityPolicySpec(), "the default policy"
+    try:
+        parallelism_bounds(policy, spec)
+    except UserError as err:
+        return f"{named}: {err}"
+    return None
 
 
 def _objects(docs: list) -> list:

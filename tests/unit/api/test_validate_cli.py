@@ -78,3 +78,34 @@ def test_an_endless_file_is_refused_at_the_size_limit(capsys):
     """/dev/zero never ends: the reading stops at the API server's request limit instead of filling memory."""
     assert main(["validate", "/dev/zero"]) == 2
     assert "larger than 3 MiB" in capsys.readouterr().err
+
+
+POLICY_OUTSIDE_THE_APP = """\
+apiVersion: elastream.io/v1alpha1
+kind: ElasticityPolicy
+metadata: {name: big}
+spec:
+  bounds: {min: 8, max: 10}
+---
+apiVersion: elastream.io/v1alpha1
+kind: StreamApp
+metadata: {name: wc}
+spec:
+  engine: spark
+  policyRef: {name: big}
+  spark:
+    application: {builtin: wordcount}
+    executors: {initial: 1, min: 1, max: 4}
+"""
+
+
+def test_a_referenced_policy_whose_bounds_miss_the_app_fails_as_the_operator_would(tmp_path, capsys):
+    both = tmp_path / "both.yaml"
+    both.write_text(POLICY_OUTSIDE_THE_APP)
+    assert main(["validate", str(both)]) == 1
+    out = capsys.readouterr().out
+    assert "StreamApp/wc with ElasticityPolicy/big: spec.bounds 8..10 of the policy does not overlap the app's " \
+           "range 1..4" in out and "InvalidSpec" in out
+    both.write_text(POLICY_OUTSIDE_THE_APP.replace("{min: 8, max: 10}", "{min: 2, max: 10}")
+                    .replace("name: big", "name: big.v2"))  # a policy's name is a subdomain: its ref may have dots
+    assert main(["validate", str(both)]) == 0
