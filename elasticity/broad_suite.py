@@ -222,9 +222,11 @@ REQUIRED = ("elastream", "ds2", "oracle")  # what the per-family verdicts and th
 
 def chosen_policies(text: str | None) -> tuple[str, ...]:
     """The policies of a comma-separated list plus the required ones, in the runner's order (all when None)."""
-    if not text:
+    if text is None:
         return POLICIES
     asked = {p.strip() for p in text.split(",") if p.strip()}
+    if not asked:
+        raise InputError(f"--policies {text!r}: name at least one of {', '.join(POLICIES)}")
     unknown = sorted(asked - set(POLICIES))
     if unknown:
         raise InputError(f"--policies: unknown {', '.join(unknown)}; valid: {', '.join(POLICIES)}")

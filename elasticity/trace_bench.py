@@ -36,7 +36,7 @@ def run_traces(directory: str | Path, policies, progress=None, jobs: int = 1, co
     """({TRACE: {POLICY: summary}}, {TRACE: rescale floors}) over every *.csv in directory."""
     if not Path(directory).is_dir():
         raise InputError(f"--traces {directory}: no such directory")
-    files = sorted(Path(directory).glob("*.csv"))
+    files = sorted(p for p in Path(directory).glob("*.csv") if not p.name.startswith("."))  # not editors' .#x.csv
     if not files:
         raise InputError(f"--traces {directory}: no *.csv trace in it (a trace: header time,rate)")
     scenarios = {f.stem: from_trace(str(f)) for f in files}

@@ -65,6 +65,17 @@ def output_dir(text: str) -> Path:
     return path
 
 
+def positive_int(text: str) -> int:
+    """A count of at least 1 (--jobs)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: give a whole number, at least 1") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
 def random_seed(text: str) -> int:
     """A random seed numpy accepts: an integer 0 .. 2**32 - 1."""
     try:

@@ -187,6 +187,7 @@ def simulate_main(args, config=None) -> int:
 
         plot_timeline(result, args.plot)
         print(f"  timeline        {args.plot}")
-    if getattr(args, "decisions", False) and policy != "oracle":
-        print(format_decisions(result))
+    if getattr(args, "decisions", False):
+        print(format_decisions(result) if policy != "oracle" else
+              "decisions: none to list; the oracle sets every step's parallelism with hindsight, it makes no decisions")
     return 0

@@ -200,6 +200,9 @@ def _header(lines: Iterator[tuple[int, str]], name: str) -> tuple[int, int, list
     cols = [c.lower() for c in _cells(head)]
     if "time" not in cols or "rate" not in cols:
         raise InputError(f"{name}:{no}: expected a header with columns 'time,rate', got {head.strip()!r}")
+    twice = sorted({c for c in cols if cols.count(c) > 1} & {"time", "rate"})
+    if twice:
+        raise InputError(f"{name}:{no}: the header names column {twice[0]!r} twice; which one to read is unclear")
     return cols.index("time"), cols.index("rate"), cols
 
 

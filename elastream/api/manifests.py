@@ -2,6 +2,7 @@
 with the same field names. Any input gives a ManifestError naming a field, never a traceback."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -61,9 +62,15 @@ def describe_errors(err: ValidationError, prefix: str = "spec") -> list[str]:
         if e["type"] == "rule" and ctx.get("field"):
             path.append(ctx["field"])
         where = ".".join(path)
-        if e["type"] == "literal_error":  # worded as the API server words it
+        value = e.get("input")
+        if isinstance(value, float) and not math.isfinite(value):  # YAML's .nan/.inf: JSON cannot carry them
+            lines.append(f"{where}: Invalid value: {value}: must be a finite number")
+        elif e["type"] == "literal_error":  # worded as the API server words it
             allowed = str(ctx.get("expected", "")).replace("'", '"').replace(" or ", ", ")
-            lines.append(f'{where}: Unsupported value: {shorten(e["input"])!r}: supported values: {allowed}')
+            if isinstance(value, (dict, list)):
+                lines.append(f"{where}: Invalid value: {_kind_of(value)}: supported values: {allowed}")
+            else:
+                lines.append(f'{where}: Unsupported value: {shorten(value)!r}: supported values: {allowed}')
         elif e["type"] == "missing":
             lines.append(f"{where}: Required value")
         elif e["type"] == "extra_forbidden":

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from elastream.arg_types import output_dir, output_file
+from elastream.arg_types import output_dir, output_file, positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "transient: each instance's queue follows the load over its relaxation time, so a short overload "
                    "costs what it queues; stationary: the M/M/1 sojourn at each second's utilization, as if it had "
                    "lasted — the model before 2026-11-27); stationary leaves docs/benchmarks.md as it is")
-    e.add_argument("--jobs", type=int, default=1, metavar="N",
+    e.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                    help="scenarios run at once, in N processes (default 1; the results do not depend on it)")
     e.add_argument("--json", type=output_file, metavar="FILE", help="also write the results as JSON")
     e.add_argument("--no-docs", action="store_true", help="do not rewrite docs/benchmarks.md")
@@ -255,6 +255,9 @@ def _run_elasticity(args: argparse.Namespace) -> int:
     if getattr(args, "write_traces", None):
         from elasticity.simulation.trace_set import write_trace_set
 
+        if getattr(args, "traces", None) or getattr(args, "suite", "main") not in ("main", "traces"):
+            print("error: --write-traces writes the built-in traces set and stops: give it alone")
+            return 2
         paths = write_trace_set(args.write_traces)
         print(f"wrote {len(paths)} traces to {args.write_traces}")
         return 0

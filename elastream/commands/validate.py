@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from elastream.api.manifests import ManifestError, parse_manifest
     from elastream.api.safe_yaml import read_documents
 
-    failures, unreadable, policies, apps = 0, 0, {}, []
+    failures, unreadable, policies, apps, invalid_policies = 0, 0, {}, [], set()
     for path in args.files:
         try:
             docs = read_documents(path)
@@ -46,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
             except ManifestError as err:
                 failures += 1
                 print(f"{path}: {err}")
+                if isinstance(doc, dict) and doc.get("kind") == "ElasticityPolicy" \
+                        and isinstance(doc.get("metadata"), dict):
+                    invalid_policies.add(doc["metadata"].get("name"))
                 continue
             print(f"{path}: {kind}/{name} is valid")
             if kind == "ElasticityPolicy":
@@ -53,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             else:
                 apps.append((path, name, spec))
     for path, app, spec in apps:
+        if spec.policy_ref is not None and spec.policy_ref.name in invalid_policies:
+            continue  # its problems are printed above
         if spec.policy_ref is not None and spec.policy_ref.name not in policies:
             print(f"{path}: warning: StreamApp/{app}: spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} "
                   "is in none of the files given; the operator holds the app (Ready=False, reason PolicyNotFound) "

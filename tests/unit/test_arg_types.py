@@ -76,3 +76,11 @@ def test_interruptible_puts_the_handlers_back():
         assert signal.getsignal(signal.SIGTERM) is mine
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_bench_counts_and_lists_must_name_something(tmp_path, capsys):
+    assert "0 is not at least 1" in refused(["bench", "elasticity", "--jobs", "0"], capsys)
+    assert main(["bench", "elasticity", "--suite", "broad", "--policies", " , ", "--no-docs"]) == 2
+    assert "name at least one of" in capsys.readouterr().err
+    assert main(["bench", "elasticity", "--write-traces", str(tmp_path / "t"), "--traces", str(tmp_path)]) == 2
+    assert "give it alone" in capsys.readouterr().out and not (tmp_path / "t").exists()

@@ -109,3 +109,20 @@ def test_a_referenced_policy_whose_bounds_miss_the_app_fails_as_the_operator_wou
     both.write_text(POLICY_OUTSIDE_THE_APP.replace("{min: 8, max: 10}", "{min: 2, max: 10}")
                     .replace("name: big", "name: big.v2"))  # a policy's name is a subdomain: its ref may have dots
     assert main(["validate", str(both)]) == 0
+
+
+def test_an_invalid_referenced_policy_is_named_once_not_as_missing(tmp_path, capsys):
+    bad = tmp_path / "nan.yaml"
+    bad.write_text((ROOT / "examples" / "wordcount.yaml").read_text().replace("targetUtilization: 0.7",
+                                                                            "targetUtilization: .nan"))
+    assert ".nan" in bad.read_text() and main(["validate", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "spec.targetUtilization: Invalid value: nan: must be a finite number" in out
+    assert "in none of the files" not in out
+
+
+def test_a_list_where_a_word_belongs_is_named_as_an_array(tmp_path, capsys):
+    bad = tmp_path / "engine.yaml"
+    bad.write_text("apiVersion: elastream.io/v1alpha1\nkind: StreamApp\nmetadata: {name: a}\nspec:\n  engine: [x]\n")
+    assert main(["validate", str(bad)]) == 1
+    assert 'spec.engine: Invalid value: "array": supported values: "spark", "storm"' in capsys.readouterr().out

@@ -55,6 +55,7 @@ def test_trace_reader_accepts_well_formed_csv(tmp_path):
     ("time,rate\n0,1\n", "at least two rows"),
     ("time,rate\n0,1\n5,nan\n", ":3: time and rate must be finite"),
     ("", "empty"),
+    ("time,rate,rate\n0,1,2\n5,1,2\n", ":1: the header names column 'rate' twice"),
 ])
 def test_trace_reader_names_the_line_of_an_error(tmp_path, body, message):
     f = tmp_path / "bad.csv"

@@ -41,6 +41,7 @@ def test_your_traces_are_run_per_policy_and_judged_per_family(tmp_path):
     _write(tmp_path / "step-1.csv", [800] * 15 + [2400] * 30)  # 45 min: a step up ×3
     _write(tmp_path / "step-2.csv", [1500] * 20 + [500] * 25)  # and one down
     _write(tmp_path / "flat.csv", [1000] * 40)
+    (tmp_path / ".#flat.csv").write_text("an editor's lock file, not a trace")
     results, floors = run_traces(tmp_path, policies=("ds2", "elastream", "oracle"))
     assert set(results) == {"step-1", "step-2", "flat"} and set(floors) == set(results)
     up = results["step-1"]
