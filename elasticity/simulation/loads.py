@@ -207,8 +207,9 @@ def _header(lines: Iterator[tuple[int, str]], name: str) -> tuple[int, int, list
 
 
 def _row(no: int, line: str, cols: list[str], it: int, ir: int, name: str, first: float | None,
-         previous: float | None) -> tuple[float, float]:
-    """One row's (time, rate), checked; `first` and `previous` are the times of the first and previous rows."""
+         previous: tuple[float, str] | None) -> tuple[float, float, str]:
+    """One row's (time, rate, time as written), checked; `first` is the first row's time, `previous` the previous
+    row's (time, time as written)."""
     cells = _cells(line)
     if len(cells) != len(cols):
         raise InputError(f"{name}:{no}: expected {len(cols)} columns ({','.join(cols)}), got {len(cells)}: "
@@ -227,23 +228,25 @@ def _row(no: int, line: str, cols: list[str], it: int, ir: int, name: str, first
         raise InputError(f"{name}:{no}: rate {cells[ir]} is negative")
     if r > MAX_TRACE_RATE:
         raise InputError(f"{name}:{no}: rate {cells[ir][:20]} is above {MAX_TRACE_RATE:.0e} records/s")
-    if previous is not None and t <= previous:
-        raise InputError(f"{name}:{no}: time {cells[it]} does not increase (previous row: {previous + 0:g})")
+    if previous is not None and t <= previous[0]:
+        raise InputError(f"{name}:{no}: time {cells[it][:40]} does not increase (previous row: {previous[1][:40]})")
     if first is not None and t - first > MAX_TRACE_SPAN_S:
         raise InputError(f"{name}:{no}: the trace spans more than {MAX_TRACE_SPAN_S / 86400:.0f} days "
                          f"({t - first:.3g} s from its first row); times are in seconds (or ISO-8601)")
-    return t, r
+    return t, r, cells[it]
 
 
 def _rows(lines: Iterator[tuple[int, str]], name: str) -> tuple[array, array]:
     """Times and rates of every row after the header, stopping at the first row past a bound."""
     it, ir, cols = _header(lines, name)
     times, rates = array("d"), array("d")
+    previous = None
     for no, line in lines:
         if len(times) == MAX_TRACE_ROWS:
             raise InputError(f"{name}: the trace has more than {MAX_TRACE_ROWS} rows; at most {MAX_TRACE_ROWS} "
                              "are read: resample it coarser")
-        t, r = _row(no, line, cols, it, ir, name, times[0] if times else None, times[-1] if times else None)
+        t, r, written = _row(no, line, cols, it, ir, name, times[0] if times else None, previous)
+        previous = (t, written)
         times.append(t)
         rates.append(r)
     return times, rates

@@ -38,7 +38,7 @@ class ManifestError(UserError):
     """A manifest the API server would reject; `problems` are "field.path: message" lines."""
 
     def __init__(self, name: str, problems: list[str]):
-        self.problems = problems
+        self.name, self.problems = name, problems
         super().__init__(f"{name} is invalid:\n  " + "\n  ".join(problems))
 
 

@@ -87,6 +87,19 @@ def _check_expanded_size(root: yaml.Node) -> None:
     size(root)
 
 
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """":LINE:COLUMN: not valid YAML: what", on one line (PyYAML's own text spans several and names no file)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None)
+    if mark is None or not problem:
+        return f": not valid YAML: {shorten(' '.join(str(err).split()), 600)}"
+    context = getattr(err, "context", None)
+    context_mark = getattr(err, "context_mark", None)
+    where = f" (while {context.removeprefix('while ')} at line {context_mark.line + 1})" if context and context_mark \
+        else ""
+    return f":{mark.line + 1}:{mark.column + 1}: not valid YAML: {shorten(problem, 300)}{where}"
+
+
 def load_all(text: str) -> Iterator[Any]:
     """The documents of a YAML stream (None for empty ones), or ManifestYAMLError / yaml.YAMLError."""
     return yaml.load_all(text, Loader=StrictLoader)
@@ -109,6 +122,6 @@ def read_documents(path: Path) -> list[Any]:
     try:
         return [d for d in load_all(text) if d is not None]
     except yaml.YAMLError as err:
-        raise UserError(f"{path}: not valid YAML: {shorten(str(err), 600)}") from None
+        raise UserError(f"{path}{_yaml_problem(err)}") from None
     except RecursionError:
         raise UserError(f"{path}: not valid YAML: nested too deeply") from None

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from elastream.api.manifests import ManifestError, parse_manifest
     from elastream.api.safe_yaml import read_documents
 
-    failures, unreadable, policies, apps, invalid_policies = 0, 0, {}, [], set()
+    failures, unreadable, policies, apps, invalid_policies, seen = 0, 0, {}, [], set(), {}
     for path in args.files:
         try:
             docs = read_documents(path)
@@ -51,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
                     invalid_policies.add(doc["metadata"].get("name"))
                 continue
             print(f"{path}: {kind}/{name} is valid")
+            key = (kind, doc["metadata"].get("namespace"), name)
+            if key in seen:
+                print(f"{path}: warning: {kind}/{name} is given again (first in {seen[key]}); kubectl apply keeps "
+                      "only the last")
+            seen.setdefault(key, path)
             if kind == "ElasticityPolicy":
                 policies[name] = spec
             else:

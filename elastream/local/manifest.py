@@ -23,7 +23,10 @@ def _read(path: Path) -> tuple[list, dict]:
     """([(name, StreamAppSpec)], {name: ElasticityPolicySpec}) of a file, each manifest checked as the API server would."""
     apps, policies = [], {}
     for doc in read_documents(path):
-        kind, name, spec = parse_manifest(doc)
+        try:
+            kind, name, spec = parse_manifest(doc)
+        except ManifestError as err:  # named with its file, as `elastream validate` names it
+            raise ManifestError(f"{path}: {err.name}", err.problems) from None
         if kind == "StreamApp":
             apps.append((name, spec))
         else:

@@ -126,3 +126,28 @@ def test_a_list_where_a_word_belongs_is_named_as_an_array(tmp_path, capsys):
     bad.write_text("apiVersion: elastream.io/v1alpha1\nkind: StreamApp\nmetadata: {name: a}\nspec:\n  engine: [x]\n")
     assert main(["validate", str(bad)]) == 1
     assert 'spec.engine: Invalid value: "array": supported values: "spark", "storm"' in capsys.readouterr().out
+
+
+def test_the_same_object_twice_is_a_warning(tmp_path, capsys):
+    example = (ROOT / "examples" / "wordcount.yaml").read_text()
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(example + "\n---\n" + example)
+    assert main(["validate", str(twice)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: StreamApp/wordcount is given again" in out and "kubectl apply keeps only the last" in out
+
+
+def test_a_yaml_error_is_one_line_with_the_file_line_and_column(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: b: c\n")
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"{bad}:1:5: not valid YAML: mapping values are not allowed here"
+
+
+def test_simulate_names_the_policy_file_of_an_invalid_manifest(tmp_path, capsys):
+    bad = tmp_path / "policy.yaml"
+    bad.write_text((ROOT / "examples" / "wordcount.yaml").read_text().replace("targetUtilization: 0.7",
+                                                                            "targetUtilization: 7"))
+    assert main(["simulate", "--scenario", "step", "--policy-file", str(bad)]) == 2
+    assert f"{bad}: ElasticityPolicy 'latency-10s' is invalid" in capsys.readouterr().err

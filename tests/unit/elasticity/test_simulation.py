@@ -56,6 +56,8 @@ def test_trace_reader_accepts_well_formed_csv(tmp_path):
     ("time,rate\n0,1\n5,nan\n", ":3: time and rate must be finite"),
     ("", "empty"),
     ("time,rate,rate\n0,1,2\n5,1,2\n", ":1: the header names column 'rate' twice"),
+    ("time,rate\n2024-01-01T00:00:10Z,1\n2024-01-01T00:00:05Z,1\n",
+     ":3: time 2024-01-01T00:00:05Z does not increase .previous row: 2024-01-01T00:00:10Z"),
 ])
 def test_trace_reader_names_the_line_of_an_error(tmp_path, body, message):
     f = tmp_path / "bad.csv"
