@@ -63,7 +63,7 @@ def describe_errors(err: ValidationError, prefix: str = "spec") -> list[str]:
             path.append(ctx["field"])
         where = ".".join(path)
         value = e.get("input")
-        if isinstance(value, float) and not math.isfinite(value):  # YAML's .nan/.inf: JSON cannot carry them
+        if isinstance(value, float) and not math.isfinite(value) and e["type"] != "extra_forbidden":  # YAML's .nan/.inf: JSON cannot carry them
             lines.append(f"{where}: Invalid value: {value}: must be a finite number")
         elif e["type"] == "literal_error":  # worded as the API server words it
             allowed = str(ctx.get("expected", "")).replace("'", '"').replace(" or ", ", ")
