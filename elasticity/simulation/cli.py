@@ -123,8 +123,9 @@ def format_over_capacity(scenario, result, cfg) -> str:
     if peak <= most:
         return ""
     hot = [s.name for s in scenario.job_spec().stages if s.hot_share > 0]
-    fix = (f"a hot key in {', '.join(hot)} caps it: a higher maxParallelism adds little" if hot
-           else "raise maxParallelism")
+    bound = "the policy's bounds.max and the app's spark.executors.max or storm.maxParallelism"
+    fix = (f"a hot key in {', '.join(hot)} caps it: a higher bound adds little" if hot
+           else f"raise the bound that binds: {bound}")
     return (f"  over capacity   the load peaks at {peak:.0f} records/s; at max parallelism {cfg.max_parallelism} "
             f"(and its key groups) the job carries at most {most:.0f}: no policy can keep up ({fix})")
 
