@@ -5,7 +5,7 @@ PY ?= python3.11
 VENV := .venv
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: setup run test test-unit cluster-build crds clean
+.PHONY: setup run test test-extended test-unit cluster-build crds clean
 
 setup: $(STAMP)
 
@@ -23,7 +23,10 @@ run: setup
 	$(VENV)/bin/elastream run examples/wordcount.yaml --report out/run
 
 test: setup cluster-build
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -m "not extended"
+
+test-extended: setup cluster-build
+	$(VENV)/bin/python -m pytest -q -m extended
 
 test-unit: setup
 	$(VENV)/bin/python -m pytest -q -m "not cluster and not slow"

@@ -35,6 +35,10 @@ def output_file(text: str) -> str:
     path = Path(text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name inside it")
+    if path.exists():  # an existing file (or /dev/null): its own permission counts, not its folder's
+        if not os.access(path, os.W_OK):
+            raise argparse.ArgumentTypeError(f"{text}: no permission to write it")
+        return text
     _check_writable_under(path, "file")
     if not path.absolute().parent.is_dir():
         raise argparse.ArgumentTypeError(f"{text}: folder {path.absolute().parent} does not exist")
@@ -46,7 +50,7 @@ def plot_file(text: str) -> str:
     output_file(text)
     from matplotlib.backend_bases import FigureCanvasBase  # only when a plot is asked for
 
-    formats = FigureCanvasBase.get_supported_filetypes()
+    formats = set(FigureCanvasBase.get_supported_filetypes()) - {"pgf"}  # pgf needs a LaTeX install
     suffix = Path(text).suffix.lstrip(".").lower()
     if suffix not in formats:
         raise argparse.ArgumentTypeError(f"{text}: the extension must name an image format: "

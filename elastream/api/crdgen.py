@@ -15,10 +15,9 @@ from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
 from elastream.api import GROUP, VERSION
-from elastream.api.base import Rule
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.status import ElasticityPolicyStatus, StreamAppStatus
-from elastream.api.streamapp import APP_NAME_RULE, StreamAppSpec
+from elastream.api.streamapp import StreamAppSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_DIR = ROOT / "crds"
@@ -82,9 +81,7 @@ def _condition_list(schema: dict[str, Any]) -> None:
 
 
 def _crd(kind: str, plural: str, short: list[str], spec: type[BaseModel], status: type[BaseModel],
-         columns: list[dict[str, Any]], scale: dict[str, str] | None = None,
-         root_rules: tuple[Rule, ...] = ()) -> dict[str, Any]:
-    """root_rules: CEL rules on the whole object (the only place metadata.name can be checked)."""
+         columns: list[dict[str, Any]], scale: dict[str, str] | None = None) -> dict[str, Any]:
     status_schema = openapi_schema(status)
     _condition_list(status_schema)
     subresources: dict[str, Any] = {"status": {}}
@@ -104,7 +101,6 @@ def _crd(kind: str, plural: str, short: list[str], spec: type[BaseModel], status
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
                     "required": ["spec"],
-                    **({"x-kubernetes-validations": [r.as_cel() for r in root_rules]} if root_rules else {}),
                     "properties": {
                         "apiVersion": {"type": "string"},
                         "kind": {"type": "string"},
@@ -145,7 +141,6 @@ def streamapp_crd() -> dict[str, Any]:
         ],
         scale={"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.currentExecutors",
                "labelSelectorPath": ".status.selector"},
-        root_rules=(APP_NAME_RULE,),
     )
 
 

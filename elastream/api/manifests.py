@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from elastream.api import API_VERSION
 from elastream.api.policy import ElasticityPolicySpec
-from elastream.api.streamapp import APP_NAME_RULE, StreamAppSpec
+from elastream.api.streamapp import StreamAppSpec
 from elastream.errors import UserError, shorten
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {"StreamApp": StreamAppSpec, "ElasticityPolicy": ElasticityPolicySpec}
@@ -147,9 +147,6 @@ def parse_manifest(doc: Any) -> tuple[str, str, BaseModel]:
     elif not isinstance(kind, str) or kind not in SPEC_MODELS:
         problems.append(f"kind: must be one of {', '.join(SPEC_MODELS)}, not {shorten(kind)!r}")
     problems += metadata_problems(metadata)
-    name_ok = isinstance(name, str) and not any(p.startswith("metadata.name") for p in problems)
-    if kind == "StreamApp" and name_ok and not APP_NAME_RULE.check(name):
-        problems.append(f"metadata.name: Invalid value: {shorten(name)!r}: {APP_NAME_RULE.message}")
     unknown = [k for k in doc if k not in TOP_LEVEL]
     problems += [f'unknown field "{shorten(str(k), 64)}"' for k in unknown]
     if "spec" not in doc or doc["spec"] is None:

@@ -1,7 +1,6 @@
 """StreamApp: a streaming job (PySpark Structured Streaming or a Storm topology) that elastream keeps elastic."""
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -281,18 +280,6 @@ class StormSpec(ApiModel):
 
     def topology_name(self, app: str) -> str:
         return self.topology or app
-
-
-# A StreamApp's name names its Services ({name}-driver, {name}-zookeeper, …), and a Service's name is a DNS-1035
-# label of at most 63 characters: no dots, a letter first, and room for the longest suffix ("-zookeeper").
-APP_NAME_MAX = 63 - len("-zookeeper")
-APP_NAME_RULE = Rule(
-    f"self.metadata.name.size() <= {APP_NAME_MAX} && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-    f"a StreamApp's name must be a DNS-1035 label of at most {APP_NAME_MAX} characters (a lowercase letter first, "
-    "then lowercase letters, digits and '-', no dots): it names the app's Services, such as NAME-driver",
-    lambda name: len(name) <= APP_NAME_MAX and re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])?", name) is not None,
-    ".metadata.name",
-)
 
 
 class PolicyRef(ApiModel):

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path, metavar="FILE", help="YAML with a StreamApp and its ElasticityPolicy")
     p.add_argument("--duration", type=float, default=300.0, metavar="SECONDS",
                    help="seconds of load; the job then drains what is left (default 300)")
-    p.add_argument("--report", type=output_dir, default=Path("out/run"), metavar="DIR",
+    p.add_argument("--report", type=output_dir, default="out/run", metavar="DIR",
                    help="where report.json, timeline.png and the job's files go (default out/run)")
     p.add_argument("--sample", type=float, default=2.0, metavar="SECONDS", help="progress line interval (default 2)")
     p.set_defaults(handler=run)

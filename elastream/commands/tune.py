@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--method", choices=METHODS, default="bo",
                    help="bo: random-forest surrogate with expected improvement; random; hillclimb: Latin-hypercube "
                    "starts and hill climbing (default bo)")
-    p.add_argument("--report", type=output_dir, default=Path("out/tune"), metavar="DIR", help="where results go (default out/tune)")
+    p.add_argument("--report", type=output_dir, default="out/tune", metavar="DIR", help="where results go (default out/tune)")
     p.add_argument("--rate", type=float, metavar="RECORDS_PER_S",
                    help="the load of every evaluation (default: the generator's peakRate, else its rate)")
     p.add_argument("--executors", type=int, metavar="N", help="executors of every evaluation (default: executors.max)")

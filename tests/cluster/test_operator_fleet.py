@@ -7,6 +7,7 @@ from elastream.bench_operator.run import api_client, one_run
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
+@pytest.mark.extended
 def test_two_hundred_streamapps_are_all_evaluated_and_kept_on_schedule(crds_installed, tmp_path, monkeypatch):
     monkeypatch.setenv("KUBECONFIG", crds_installed.kubeconfig)
     result = one_run(api_client(), apps=200, slow_fraction=0.1, interval_s=10.0, window_s=40.0,

@@ -46,6 +46,7 @@ def test_storm_run_rebalances_out_and_in_losing_nothing(tmp_path, capsys):
     assert processes_mentioning(str(report_dir)) == []
 
 
+@pytest.mark.extended
 def test_a_hot_key_no_parallelism_carries_is_held_at_the_bounds_not_scaled_to_the_max(tmp_path):
     # storm-hot.yaml: 80 % of the words are one word, whose count executor saturates while the mean looks half idle
     report_dir = tmp_path / "report"

@@ -11,6 +11,7 @@ from tests.spark.conftest import START_TIMEOUT, wait_for
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.extended
 def test_restart_rescale_on_local_master(start_runner):
     runner = start_runner("identity", "local[1]", [
         "--profile", "constant", "--rate", "200", "--duration", "90s",
