@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, InputError) as err:
         print(f"elastream: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a file the run writes at its end (a full disk, a path gone meanwhile): one line
+        print(f"elastream: error: {err.filename or ''}: {err.strerror or err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
