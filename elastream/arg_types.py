@@ -1,4 +1,4 @@
-"""argparse types for the command line's values: the files and folders a command writes, and random seeds. Checked
+"""argparse types for the command line's values: the files and folders a command writes, random seeds, counts and load scales. Checked
 when the command line is read, so that a bad value is refused in a line before a run of minutes, never with a
 traceback after it."""
 from __future__ import annotations
@@ -69,23 +69,34 @@ def output_dir(text: str) -> Path:
     return path
 
 
-def positive_int(text: str) -> int:
-    """A count of at least 1 (--jobs)."""
+def _whole_number(text: str, lo: int, hi: int | None, what: str, expected: str) -> int:
+    """text as an integer in lo..hi (hi None: no upper bound), or ArgumentTypeError saying what was expected."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid count {text!r}: give a whole number, at least 1") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+        raise argparse.ArgumentTypeError(f"invalid {what} {text!r}: {expected}") from None
+    if value < lo or (hi is not None and value > hi):
+        raise argparse.ArgumentTypeError(f"{value} is not at least {lo}" if hi is None
+                                         else f"{what} {value} is outside {lo} .. {hi}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1 (--jobs)."""
+    return _whole_number(text, 1, None, "count", "give a whole number, at least 1")
 
 
 def random_seed(text: str) -> int:
     """A random seed numpy accepts: an integer 0 .. 2**32 - 1."""
+    return _whole_number(text, 0, SEED_MAX, "seed", f"give an integer 0 .. {SEED_MAX}")
+
+
+def load_scale(text: str) -> float:
+    """--scale: a positive factor, at most 10 (past that the families' peaks outgrow the default bounds)."""
     try:
-        value = int(text)
+        f = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid seed {text!r}: give an integer 0 .. {SEED_MAX}") from None
-    if not 0 <= value <= SEED_MAX:
-        raise argparse.ArgumentTypeError(f"seed {value} is outside 0 .. {SEED_MAX}")
-    return value
+        raise argparse.ArgumentTypeError(f"expected a number, e.g. 0.2; got {text!r}") from None
+    if not 0 < f <= 10:
+        raise argparse.ArgumentTypeError(f"a load scale must be > 0 and at most 10; got {text!r}")
+    return f

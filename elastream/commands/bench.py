@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from elastream.arg_types import output_dir, output_file, positive_int
+from elastream.arg_types import load_scale, output_dir, output_file, positive_int
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --suite broad or traces, for tuning: run every policy with this PolicyConfig knob set "
                    "(elasticity/config.py; repeatable, e.g. --set elastream_min_saving=0.25); leaves "
                    "docs/benchmarks.md as it is")
-    e.add_argument("--scale", type=_load_scale, metavar="F",
+    e.add_argument("--scale", type=load_scale, metavar="F",
                    help="with --suite broad: every family's load × F (default 1): the same shapes at another "
                    "magnitude, run by a job sized for it (at 0.2 a stage has a few instances); no built-ins unless "
                    "1; its table is a section of its own in docs/benchmarks.md")
@@ -238,17 +238,6 @@ def _experiment_list(value: str) -> str:
         raise argparse.ArgumentTypeError(f"expected numbers or ranges separated by commas, e.g. 4,7,8 or 1-3; "
                                          f"got {value!r}")
     return text
-
-
-def _load_scale(value: str) -> float:
-    """--scale: a positive factor, at most 10 (past that the families' peaks outgrow the default bounds)."""
-    try:
-        f = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, e.g. 0.2; got {value!r}") from None
-    if not 0 < f <= 10:
-        raise argparse.ArgumentTypeError(f"a load scale must be > 0 and at most 10; got {value!r}")
-    return f
 
 
 def _run_elasticity(args: argparse.Namespace) -> int:

@@ -1,9 +1,22 @@
 """`elastream validate` reports each problem with its field, and exits non-zero."""
+import contextlib
+import io
+
 import yaml
 
 from elastream.cli import main
 from tests.conftest import ROOT
 from tests.manifests import malformed
+
+
+def validated(tmp_path, text: str) -> tuple[int, str]:
+    """(exit status, stdout) of `elastream validate` on a file holding text."""
+    path = tmp_path / "manifest.yaml"
+    path.write_text(text)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["validate", str(path)])
+    return code, out.getvalue()
 
 
 def test_examples_are_valid(capsys):
@@ -52,18 +65,14 @@ def test_a_list_is_checked_item_by_item(tmp_path, capsys):
     assert f"{good['kind']}/{good['metadata']['name']} is valid" in out and f"{field}: {words}" in out
 
 
-def test_a_typo_in_an_elastream_kind_is_still_an_error(tmp_path, capsys):
-    bad = tmp_path / "typo.yaml"
-    bad.write_text("apiVersion: elastream.io/v1alpha1\nkind: StreamAp\nmetadata: {name: a}\nspec: {}\n")
-    assert main(["validate", str(bad)]) == 1
-    assert "kind: must be one of" in capsys.readouterr().out
+def test_a_typo_in_an_elastream_kind_is_still_an_error(tmp_path):
+    code, out = validated(tmp_path, "apiVersion: elastream.io/v1alpha1\nkind: StreamAp\nmetadata: {name: a}\nspec: {}\n")
+    assert code == 1 and "kind: must be one of" in out
 
 
-def test_a_missing_api_version_is_required_not_none(tmp_path, capsys):
-    bad = tmp_path / "noapi.yaml"
-    bad.write_text("kind: StreamApp\nmetadata: {name: a}\nspec: {}\n")
-    assert main(["validate", str(bad)]) == 1
-    out = capsys.readouterr().out
+def test_a_missing_api_version_is_required_not_none(tmp_path):
+    code, out = validated(tmp_path, "kind: StreamApp\nmetadata: {name: a}\nspec: {}\n")
+    assert code == 1
     assert "apiVersion: Required value (it must be elastream.io/v1alpha1)" in out and "None" not in out
 
 
@@ -121,11 +130,10 @@ def test_an_invalid_referenced_policy_is_named_once_not_as_missing(tmp_path, cap
     assert "in none of the files" not in out
 
 
-def test_a_list_where_a_word_belongs_is_named_as_an_array(tmp_path, capsys):
-    bad = tmp_path / "engine.yaml"
-    bad.write_text("apiVersion: elastream.io/v1alpha1\nkind: StreamApp\nmetadata: {name: a}\nspec:\n  engine: [x]\n")
-    assert main(["validate", str(bad)]) == 1
-    assert 'spec.engine: Invalid value: "array": supported values: "spark", "storm"' in capsys.readouterr().out
+def test_a_list_where_a_word_belongs_is_named_as_an_array(tmp_path):
+    code, out = validated(tmp_path, "apiVersion: elastream.io/v1alpha1\nkind: StreamApp\nmetadata: {name: a}\n"
+                                    "spec:\n  engine: [x]\n")
+    assert code == 1 and 'spec.engine: Invalid value: "array": supported values: "spark", "storm"' in out
 
 
 def test_the_same_object_twice_is_a_warning(tmp_path, capsys):
