@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                   "is in none of the files given; the operator holds the app (Ready=False, reason PolicyNotFound) "
                   "until it exists")
             continue
-        problem = _policy_problem(spec, policies)
+        problem = _policy_problem(path, app, spec, policies)
         if problem:
             failures += 1
             print(f"{path}: StreamApp/{app} with {problem}; the operator holds the app (Ready=False, reason "
@@ -76,20 +76,17 @@ def run(args: argparse.Namespace) -> int:
     return 2 if unreadable else 1 if failures else 0
 
 
-def _policy_problem(spec, policies: dict) -> str | None:
+def _policy_problem(path, name: str, spec, policies: dict) -> str | None:
     """What the operator would find wrong in the app with its policy (the policy's bounds outside the app's range),
-    or None."""
-    from elastream.api.policy import ElasticityPolicySpec
+    or None; a policyRef is found in `policies` (checked before)."""
+    from elastream.local.manifest import with_policy
     from elastream.policy_config import parallelism_bounds
 
-    if spec.policy is not None:
-        policy, named = spec.policy, "its inline policy"
-    elif spec.policy_ref is not None:
-        policy, named = policies[spec.policy_ref.name], f"ElasticityPolicy/{spec.policy_ref.name}"
-    else:
-        policy, named = ElasticityPolicySpec(), "the default policy"
+    app = with_policy(path, name, spec, policies)
+    named = {"inline": "its inline policy", "default": "the default policy"}.get(app.policy_name,
+                                                                                 f"ElasticityPolicy/{app.policy_name}")
     try:
-        parallelism_bounds(policy, spec)
+        parallelism_bounds(app.policy, spec)
     except UserError as err:
         return f"{named}: {err}"
     return None

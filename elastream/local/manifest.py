@@ -34,7 +34,7 @@ def _read(path: Path) -> tuple[list, dict]:
     return apps, policies
 
 
-def _app(path: Path, name: str, spec: StreamAppSpec, policies: dict) -> LocalApp:
+def with_policy(path: Path, name: str, spec: StreamAppSpec, policies: dict) -> LocalApp:
     """The app with the policy the operator would give it: inline, referenced (in the same file) or the default."""
     if spec.policy is not None:
         return LocalApp(name, spec, spec.policy, "inline")
@@ -49,7 +49,7 @@ def load(path: Path) -> LocalApp:
     apps, policies = _read(path)
     if len(apps) != 1:
         raise UserError(f"{path}: expected exactly one StreamApp, found {len(apps)}")
-    return _app(path, *apps[0], policies)
+    return with_policy(path, *apps[0], policies)
 
 
 def load_policy(path: Path) -> tuple[str, ElasticityPolicySpec, StreamAppSpec | None]:
@@ -58,7 +58,7 @@ def load_policy(path: Path) -> tuple[str, ElasticityPolicySpec, StreamAppSpec | 
     otherwise; an invalid manifest is refused field by field."""
     apps, policies = _read(path)
     if len(apps) == 1:
-        app = _app(path, *apps[0], policies)
+        app = with_policy(path, *apps[0], policies)
         return f"{app.policy_name} (StreamApp/{app.name})", app.policy, app.spec
     if apps:
         raise UserError(f"{path}: {len(apps)} StreamApps ({', '.join(n for n, _ in apps)}); give a file with one")
