@@ -234,6 +234,10 @@ MALFORMED = [
     ("storm-workers-inverted", "StreamApp", storm_app(workers={"initial": 1, "min": 3, "max": 4}),
      "spec.storm.workers.min", "min must be less than or equal to initial"),
     ("storm-zero-per-worker", "StreamApp", storm_app(executorsPerWorker=0), "spec.storm.executorsPerWorker", "greater than or equal to 1"),
+    # a StreamApp's name: its Services (NAME-driver, NAME-zookeeper) must be valid too
+    ("streamapp-name-dotted", "StreamApp", {"metadata.name": "word.count"}, "metadata.name", "Invalid value"),
+    ("streamapp-name-digit-first", "StreamApp", {"metadata.name": "1wordcount"}, "metadata.name", "Invalid value"),
+    ("streamapp-name-too-long", "StreamApp", {"metadata.name": "w" * 54}, "metadata.name", "53"),
     # cross-field
     ("inline-bounds-disjoint", "StreamApp", {"spec.policyRef": DELETE, "spec.policy": {"bounds": {"min": 5, "max": 9}}},
      "spec.policy.bounds", "policy.bounds must overlap spark.executors.min..max"),

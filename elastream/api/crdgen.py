@@ -17,7 +17,7 @@ from pydantic.json_schema import GenerateJsonSchema
 from elastream.api import GROUP, VERSION
 from elastream.api.policy import ElasticityPolicySpec
 from elastream.api.status import ElasticityPolicyStatus, StreamAppStatus
-from elastream.api.streamapp import StreamAppSpec
+from elastream.api.streamapp import STREAMAPP_NAME_MAX, STREAMAPP_NAME_PATTERN, StreamAppSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_DIR = ROOT / "crds"
@@ -81,10 +81,14 @@ def _condition_list(schema: dict[str, Any]) -> None:
 
 
 def _crd(kind: str, plural: str, short: list[str], spec: type[BaseModel], status: type[BaseModel],
-         columns: list[dict[str, Any]], scale: dict[str, str] | None = None) -> dict[str, Any]:
+         columns: list[dict[str, Any]], scale: dict[str, str] | None = None,
+         name_schema: dict[str, Any] | None = None) -> dict[str, Any]:
     status_schema = openapi_schema(status)
     _condition_list(status_schema)
     subresources: dict[str, Any] = {"status": {}}
+    metadata: dict[str, Any] = {"type": "object"}
+    if name_schema:  # a CRD's schema may restrict metadata.name (and generateName), nothing else of metadata
+        metadata["properties"] = {"name": name_schema}
     if scale:
         subresources["scale"] = scale
     return {
@@ -104,7 +108,7 @@ def _crd(kind: str, plural: str, short: list[str], spec: type[BaseModel], status
                     "properties": {
                         "apiVersion": {"type": "string"},
                         "kind": {"type": "string"},
-                        "metadata": {"type": "object"},
+                        "metadata": metadata,
                         "spec": openapi_schema(spec),
                         "status": status_schema,
                     },
@@ -141,6 +145,7 @@ def streamapp_crd() -> dict[str, Any]:
         ],
         scale={"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.currentExecutors",
                "labelSelectorPath": ".status.selector"},
+        name_schema={"type": "string", "maxLength": STREAMAPP_NAME_MAX, "pattern": STREAMAPP_NAME_PATTERN},
     )
 
 

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from elastream.api import API_VERSION
 from elastream.api.policy import ElasticityPolicySpec
-from elastream.api.streamapp import StreamAppSpec
+from elastream.api.streamapp import STREAMAPP_NAME_MAX, STREAMAPP_NAME_PATTERN, StreamAppSpec
 from elastream.errors import UserError, shorten
 
 SPEC_MODELS: dict[str, type[BaseModel]] = {"StreamApp": StreamAppSpec, "ElasticityPolicy": ElasticityPolicySpec}
@@ -99,8 +99,9 @@ def parse_spec(kind: str, spec: Any, name: str = "manifest") -> BaseModel:
         raise ManifestError(f"{kind} {name!r}", ["spec: nested too deeply"]) from None
 
 
-def metadata_problems(metadata: Any) -> list[str]:
-    """What the API server would say of metadata: a mapping, with a DNS-1123 subdomain name (and label namespace)."""
+def metadata_problems(metadata: Any, kind: Any = None) -> list[str]:
+    """What the API server would say of metadata: a mapping, with a DNS-1123 subdomain name (and label namespace);
+    a StreamApp's name also as its CRD restricts it (`streamapp_name_problem`)."""
     if metadata is None:
         return ["metadata.name: Required value"]
     if not isinstance(metadata, dict):
@@ -115,6 +116,8 @@ def metadata_problems(metadata: Any) -> list[str]:
         problems.append(f"metadata.name: Invalid value: {shorten(name)!r}: a lowercase RFC 1123 subdomain must consist "
                         "of lower case alphanumeric characters, '-' or '.', and must start and end with an "
                         "alphanumeric character (at most 253)")
+    elif kind == "StreamApp":
+        problems += streamapp_name_problem(name)
     namespace = metadata.get("namespace")
     if namespace is not None and (not isinstance(namespace, str) or len(namespace) > 63
                                   or not DNS_LABEL.fullmatch(namespace)):
@@ -126,6 +129,17 @@ def metadata_problems(metadata: Any) -> list[str]:
                                       and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
             problems.append(f"metadata.{field}: must be a mapping of strings to strings")
     return problems
+
+
+def streamapp_name_problem(name: str) -> list[str]:
+    """A StreamApp's name is a DNS-1035 label of at most STREAMAPP_NAME_MAX characters: its Services are named
+    after it (NAME-driver, NAME-zookeeper), and the API server would refuse them."""
+    if len(name) <= STREAMAPP_NAME_MAX and re.fullmatch(STREAMAPP_NAME_PATTERN, name):
+        return []
+    return [f"metadata.name: Invalid value: {shorten(name)!r}: a StreamApp's name must be a lowercase RFC 1035 label "
+            f"of at most {STREAMAPP_NAME_MAX} characters (lower case alphanumeric characters or '-', starting with a "
+            f"letter and ending with an alphanumeric character): its Services are named after it "
+            f"({shorten(name, 24)}-driver, {shorten(name, 24)}-zookeeper)"]
 
 
 def parse_manifest(doc: Any) -> tuple[str, str, BaseModel]:
@@ -146,7 +160,7 @@ def parse_manifest(doc: Any) -> tuple[str, str, BaseModel]:
         problems.append(f"kind: Required value (one of {', '.join(SPEC_MODELS)})")
     elif not isinstance(kind, str) or kind not in SPEC_MODELS:
         problems.append(f"kind: must be one of {', '.join(SPEC_MODELS)}, not {shorten(kind)!r}")
-    problems += metadata_problems(metadata)
+    problems += metadata_problems(metadata, kind)
     unknown = [k for k in doc if k not in TOP_LEVEL]
     problems += [f'unknown field "{shorten(str(k), 64)}"' for k in unknown]
     if "spec" not in doc or doc["spec"] is None:

@@ -14,6 +14,10 @@ from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 QUANTITY_PATTERN = r"^[0-9]{1,9}([kKmMgGtTpP][bB]?|[bB])?$"
 # the names of objects referred to (an ElasticityPolicy, a claim, a Secret): DNS-1123 subdomains, as metadata.name
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+# A StreamApp's own name: a DNS-1035 label, since its Services are named after it (NAME-driver, NAME-nimbus,
+# NAME-zookeeper), and short enough that the longest of them stays within a label's 63 characters.
+STREAMAPP_NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+STREAMAPP_NAME_MAX = 63 - len("-zookeeper")
 K8S_QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[kmgtpe])?$"  # a Kubernetes quantity such as "1Gi"
 DATA_PATH = "/var/lib/elastream"  # where the shared volume is mounted in the driver and the executors
 BUILTIN_APPS = ("wordcount", "identity", "repartition", "fixwindow")

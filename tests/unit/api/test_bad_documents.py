@@ -53,9 +53,15 @@ def test_dns_subdomain_names_pass_for_a_policy(name):
     assert parse_manifest(policy)[1] == name
 
 
-@pytest.mark.parametrize("name", ["wordcount", "word-count.v2", "a" * 253, "0wc"])
-def test_dns_subdomain_names_pass(name):
+@pytest.mark.parametrize("name", ["wordcount", "word-count-v2", "w" * 53, "wc0"])
+def test_dns_label_names_pass_for_a_streamapp(name):
     assert parse_manifest(with_top(metadata={"name": name}))[1] == name
+
+
+@pytest.mark.parametrize("name", ["word-count.v2", "w" * 54, "0wc"])
+def test_streamapp_names_its_services_could_not_take_are_refused(name):
+    problems = [p for p in problems_of(with_top(metadata={"name": name})) if p.startswith("metadata.name:")]
+    assert len(problems) == 1 and "-zookeeper" in problems[0] and "at most 53" in problems[0], problems
 
 
 def test_bad_namespace_and_labels_are_named():
