@@ -34,10 +34,11 @@ def run(args: argparse.Namespace) -> int:
             unreadable += 1
             print(err, file=sys.stderr)
             continue
-        if not docs:
+        objects = _objects(docs)
+        if not objects:
             failures += 1
             print(f"{path}: no objects in the file")
-        for doc in _objects(docs):
+        for doc in objects:
             if _foreign(doc):
                 print(f"{path}: {shorten(doc['kind'], 64)}/{_name(doc)} is not an elastream object: not checked")
                 continue
@@ -48,32 +49,46 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{path}: {err}")
                 if isinstance(doc, dict) and doc.get("kind") == "ElasticityPolicy" \
                         and isinstance(doc.get("metadata"), dict):
-                    invalid_policies.add(doc["metadata"].get("name"))
+                    invalid_policies.add((doc["metadata"].get("namespace"), doc["metadata"].get("name")))
                 continue
             print(f"{path}: {kind}/{name} is valid")
-            key = (kind, doc["metadata"].get("namespace"), name)
+            namespace = doc["metadata"].get("namespace")
+            key = (kind, namespace, name)
             if key in seen:
                 print(f"{path}: warning: {kind}/{name} is given again (first in {seen[key]}); kubectl apply keeps "
                       "only the last")
             seen.setdefault(key, path)
             if kind == "ElasticityPolicy":
-                policies[name] = spec
+                policies[(namespace, name)] = spec
             else:
-                apps.append((path, name, spec))
-    for path, app, spec in apps:
-        if spec.policy_ref is not None and spec.policy_ref.name in invalid_policies:
+                apps.append((path, namespace, name, spec))
+    for path, namespace, app, spec in apps:
+        near = _in_namespace(policies, namespace)
+        if spec.policy_ref is not None and spec.policy_ref.name in _in_namespace(invalid_policies, namespace):
             continue  # its problems are printed above
-        if spec.policy_ref is not None and spec.policy_ref.name not in policies:
+        if spec.policy_ref is not None and spec.policy_ref.name not in near:
+            elsewhere = sorted({ns for ns, n in policies if n == spec.policy_ref.name})
+            where = (f"is only in namespace {', '.join(map(str, elsewhere))}, not the app's ({namespace})" if elsewhere
+                     else "is in none of the files given")
             print(f"{path}: warning: StreamApp/{app}: spec.policyRef.name: ElasticityPolicy {spec.policy_ref.name!r} "
-                  "is in none of the files given; the operator holds the app (Ready=False, reason PolicyNotFound) "
-                  "until it exists")
+                  f"{where}; the operator holds the app (Ready=False, reason PolicyNotFound) until it exists")
             continue
-        problem = _policy_problem(path, app, spec, policies)
+        problem = _policy_problem(path, app, spec, near)
         if problem:
             failures += 1
             print(f"{path}: StreamApp/{app} with {problem}; the operator holds the app (Ready=False, reason "
                   "InvalidSpec)")
     return 2 if unreadable else 1 if failures else 0
+
+
+def _in_namespace(objects, namespace):
+    """{name: value} (a dict's items, or a set's names) of the (namespace, name) keys an object in `namespace` sees:
+    its own namespace's; an object with none given goes where `kubectl apply -n` puts it, so it sees any, as any
+    sees it."""
+    pairs = objects.items() if isinstance(objects, dict) else ((key, None) for key in objects)
+    seen = [(ns == namespace, name, value) for (ns, name), value in pairs
+            if ns == namespace or ns is None or namespace is None]
+    return {name: value for _, name, value in sorted(seen, key=lambda x: x[0])}  # its own namespace's last: it wins
 
 
 def _policy_problem(path, name: str, spec, policies: dict) -> str | None:

@@ -159,3 +159,27 @@ def test_simulate_names_the_policy_file_of_an_invalid_manifest(tmp_path, capsys)
                                                                             "targetUtilization: 7"))
     assert main(["simulate", "--scenario", "step", "--policy-file", str(bad)]) == 2
     assert f"{bad}: ElasticityPolicy 'latency-10s' is invalid" in capsys.readouterr().err
+
+
+def _example_with_namespaces(policy_ns: str | None, app_ns: str | None) -> str:
+    policy, app = yaml.safe_load_all((ROOT / "examples" / "wordcount.yaml").read_text())
+    for doc, ns in ((policy, policy_ns), (app, app_ns)):
+        if ns:
+            doc["metadata"]["namespace"] = ns
+    return yaml.safe_dump_all([policy, app])
+
+
+def test_a_policy_in_another_namespace_is_not_the_apps(tmp_path):
+    code, out = validated(tmp_path, _example_with_namespaces("team-a", "team-b"))
+    assert code == 0, out  # each object is valid: a warning, as for a policy in no file
+    assert "ElasticityPolicy 'latency-10s' is only in namespace team-a, not the app's (team-b)" in out
+
+
+def test_a_policy_with_no_namespace_goes_where_the_app_goes(tmp_path):
+    code, out = validated(tmp_path, _example_with_namespaces(None, "team-b"))
+    assert code == 0 and "warning" not in out, out
+
+
+def test_an_empty_list_has_no_objects(tmp_path):
+    code, out = validated(tmp_path, "apiVersion: v1\nkind: List\nitems: []\n")
+    assert code == 1 and "no objects in the file" in out
