@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from elasticity.errors import InputError
+from elasticity.errors import InputError, shorten
 
 Load = Callable[[np.ndarray], np.ndarray]
 
@@ -227,9 +227,9 @@ def _row(no: int, line: str, cols: list[str], it: int, ir: int, name: str, first
     if r < 0:
         raise InputError(f"{name}:{no}: rate {cells[ir]} is negative")
     if r > MAX_TRACE_RATE:
-        raise InputError(f"{name}:{no}: rate {cells[ir][:20]} is above {MAX_TRACE_RATE:.0e} records/s")
+        raise InputError(f"{name}:{no}: rate {shorten(cells[ir], 20)} is above {MAX_TRACE_RATE:.0e} records/s")
     if previous is not None and t <= previous[0]:
-        raise InputError(f"{name}:{no}: time {cells[it][:40]} does not increase (previous row: {previous[1][:40]})")
+        raise InputError(f"{name}:{no}: time {shorten(cells[it])} does not increase (previous row: {shorten(previous[1])})")
     if first is not None and t - first > MAX_TRACE_SPAN_S:
         raise InputError(f"{name}:{no}: the trace spans more than {MAX_TRACE_SPAN_S / 86400:.0f} days "
                          f"({t - first:.3g} s from its first row); times are in seconds (or ISO-8601)")
