@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
-from elastream.arg_types import random_seed
+from elastream.arg_types import output_file, positive_int, random_seed
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,11 +16,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "improve on the reward by cross-entropy-method policy search; write the weights. "
         "Deterministic: the same arguments give the same weights. The defaults reproduce the shipped weights.",
     )
-    p.add_argument("--seeds", type=int, default=1, metavar="N", help="episodes per training family (default 1)")
-    p.add_argument("--iterations", type=int, default=10, metavar="N", help="CEM iterations (default 10)")
-    p.add_argument("--population", type=int, default=12, metavar="N",
+    p.add_argument("--seeds", type=positive_int, default=1, metavar="N", help="episodes per training family (default 1)")
+    p.add_argument("--iterations", type=positive_int, default=10, metavar="N", help="CEM iterations (default 10)")
+    p.add_argument("--population", type=positive_int, default=12, metavar="N",
                    help="parameter vectors tried per iteration (default 12)")
-    p.add_argument("--elite", type=int, default=3, metavar="N", help="best vectors the search refits to (default 3)")
+    p.add_argument("--elite", type=positive_int, default=3, metavar="N", help="best vectors the search refits to (default 3)")
     p.add_argument("--teacher", default="ds2", metavar="POLICY",
                    help="the policy whose decisions the search starts from, by imitation (default ds2)")
     p.add_argument("--spread", type=float, default=0.5, metavar="SD",
@@ -29,12 +28,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--search-seed", type=random_seed, default=0, metavar="S", help="seed of the search's sampling (default 0)")
     p.add_argument("--families", metavar="LIST",
                    help="comma-separated training families (default: all; an unknown name lists them)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=output_file, default=None,
                    help="where to write the weights (default: the shipped file, elasticity/policies/rl_weights.json)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.elite > args.population:
+        print(f"error: --elite {args.elite} is more than --population {args.population}: the search refits to the "
+              "best of the vectors it tried")
+        return 2
+    if not args.spread > 0:
+        print(f"error: --spread {args.spread} must be a positive standard deviation")
+        return 2
     from elasticity.policies.rl import WEIGHTS_PATH
     from elasticity.policies.rl_train import train
 

@@ -84,3 +84,12 @@ def test_bench_counts_and_lists_must_name_something(tmp_path, capsys):
     assert "name at least one of" in capsys.readouterr().err
     assert main(["bench", "elasticity", "--write-traces", str(tmp_path / "t"), "--traces", str(tmp_path)]) == 2
     assert "give it alone" in capsys.readouterr().out and not (tmp_path / "t").exists()
+
+
+def test_train_rl_refuses_what_it_cannot_do_before_training(tmp_path, capsys):
+    assert "does not exist" in refused(["train-rl", "--out", str(tmp_path / "no" / "w.json")], capsys)
+    assert "0 is not at least 1" in refused(["train-rl", "--iterations", "0"], capsys)
+    assert main(["train-rl", "--elite", "5", "--population", "3"]) == 2
+    assert "--elite 5 is more than --population 3" in capsys.readouterr().out
+    assert main(["train-rl", "--spread", "0"]) == 2
+    assert "positive standard deviation" in capsys.readouterr().out
