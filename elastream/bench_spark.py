@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from elasticity import json_report
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 APPS = {"nexmark-q5": EXAMPLES / "nexmark-q5.yaml", "wordcount": EXAMPLES / "wordcount.yaml"}
 POLICIES = ("ds2", "elastream", "hpa", "mestream", "rl")
@@ -127,8 +129,8 @@ def bench_main(args: argparse.Namespace) -> int:
     text = table(result)
     print("\n" + text)
     if args.json:
-        Path(args.json).write_text(json.dumps({"runs": result["runs"], **{k: v for k, v in result.items()
-                                                                          if k != "runs"}}, indent=2))
+        Path(args.json).write_text(json_report.dumps({"runs": result["runs"], **{k: v for k, v in result.items()
+                                                                          if k != "runs"}}))
     plots = "".join(f"\n![{p}](figures/{name})" for p, name in figures.items())
     args.docs_markdown = (
         "## Spark — policies side by side on a real job\n\n"

@@ -10,11 +10,12 @@ and back, then workers out and back — and for each rebalance measures:
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from elasticity import json_report
 
 GAP_WINDOW_S = 60.0
 SETTLE_S = 30.0
@@ -118,7 +119,7 @@ def bench_main(args: argparse.Namespace) -> int:
     text = table(result, pause)
     print(text)
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2))
+        Path(args.json).write_text(json_report.dumps(result))
     args.docs_markdown = (
         "## Storm rebalance — what a real Nimbus rebalance costs\n\n"
         f"Command: `elastream bench storm-rebalance --repeats {args.repeats} --rate {args.rate:g}` — a local Storm "

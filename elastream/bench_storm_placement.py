@@ -9,11 +9,12 @@ scheduler. Per layout: tuples/s between workers and between nodes (supervisors),
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+from elasticity import json_report
 
 # after a submit or rebalance: workers restart, stats come ~20 s later, then a catch-up burst of 2-5x the rate
 # (notes/storm-cluster.md); measured here: 30-40 s without stats, then 20-60 s of catch-up. A layout is measured
@@ -155,7 +156,7 @@ def bench_main(args: argparse.Namespace) -> int:
     text = table(result)
     print(text)
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2))
+        Path(args.json).write_text(json_report.dumps(result))
     command = (f"elastream bench storm-placement --rounds {args.rounds} --rate {args.rate:g} --window "
                f"{args.window:g} --workers {args.workers} --supervisors {args.supervisors} --slots {args.slots}")
     args.docs_markdown = (

@@ -23,6 +23,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from elasticity import json_report
 from elasticity.errors import InputError
 from elasticity.placement import ALGORITHMS
 from elasticity.placement.bounds import exact_min_bins, lower_bound
@@ -256,7 +257,7 @@ def bench_main(args) -> int:
         cmd_json = cmd + f" --json {args.json}"
         result["command"] = cmd_json
         with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=1)
+            json.dump(json_report.finite(result), fh, indent=1, allow_nan=False)
     # the docs section is handed back to the CLI, which writes it: the placement package stays free of elastream
     exps = [int(e) for e in result["experiments"]]
     args.docs_section = (section_name(exps, period), markdown(result, cmd, period))

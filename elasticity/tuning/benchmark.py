@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from elasticity import json_report
 from elasticity.tuning.loop import tune
 from elasticity.tuning.optimizers import OPTIMIZERS
 from elasticity.tuning.fitted import fit, load_report
@@ -119,10 +120,10 @@ def bench_main(args: argparse.Namespace) -> int:
     print("\n" + text)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"problems": {n: {m: v for m, v in r.items() if not m.startswith("_")}
+            json.dump(json_report.finite({"problems": {n: {m: v for m, v in r.items() if not m.startswith("_")}
                                     for n, r in results["problems"].items()},
                        "best_known_p99_s": {n: r["_best_known_p99_s"] for n, r in results["problems"].items()},
                        "default_p99_s": {n: r["_default_p99_s"] for n, r in results["problems"].items()},
-                       "curves": results["runs"]}, f, indent=1)
+                       "curves": results["runs"]}), f, indent=1, allow_nan=False)
     args.docs_markdown = text
     return 0

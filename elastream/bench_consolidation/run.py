@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from elasticity import json_report
 from elastream.api import GROUP, VERSION
 from elastream.bench_consolidation.measure import Layout, layout
 from elastream.engines.nodes import cpu_left, pod_ref, usable_node
@@ -254,7 +255,7 @@ def bench_main(args: argparse.Namespace) -> int:
     print(text)
     print(json.dumps({k: result[k] for k in ("plan_nodes", "default_nodes", "overload_pct")}))
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2))
+        Path(args.json).write_text(json_report.dumps(result))
     command = (f"elastream bench consolidation --apps {args.apps} --rate {args.rate:g} --peak-rate "
                f"{args.peak_rate:g} --period {args.period:g} --window {args.window:g}")
     args.docs_markdown = (

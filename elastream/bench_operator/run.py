@@ -3,7 +3,6 @@ how steadily, at what cost. Each run has a namespace of its own, deleted at the 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import tempfile
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import kubernetes
 
+from elasticity import json_report
 from elastream.bench_operator import measure as m
 from elastream.bench_operator.fleet import Fleet, OperatorProcess, hanging_endpoint
 from elastream.errors import UserError
@@ -163,7 +163,7 @@ def bench_main(args: argparse.Namespace) -> int:
     print("\n" + table)
     print(f"\noperator logs in {log_dir}")
     if args.json:
-        Path(args.json).write_text(json.dumps([r.to_json() for r in results], indent=2))
+        Path(args.json).write_text(json_report.dumps([r.to_json() for r in results]))
     args.docs_markdown = markdown(args, table)
     return 0
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 
 import requests
 
+from elasticity import json_report
 from elastream.engines.spark import managed
 from elastream.api import GROUP, VERSION
 from elastream.bench_rescale import timeline as tl
@@ -690,9 +691,9 @@ def bench_main(args) -> int:
     print()
     print(md)
     if args.json:
-        Path(args.json).write_text(json.dumps({"meta": meta, "runs": [r.to_dict() for r in bench.runs],
+        Path(args.json).write_text(json_report.dumps({"meta": meta, "runs": [r.to_dict() for r in bench.runs],
                                                "p99_samples": sampler.samples if sampler else [],
-                                               "rate_samples": sampler.rates if sampler else []}, indent=2) + "\n")
+                                               "rate_samples": sampler.rates if sampler else []}))
     if args.markdown:
         Path(args.markdown).write_text(md)
     args.docs_markdown = md

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from elasticity import json_report
 from elastream.arg_types import output_file, plot_file
 
 
@@ -46,6 +46,6 @@ def run(args: argparse.Namespace) -> int:
          f"({comparison.simulated.policy} policy)")
     print(f"\nplot: {path}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"fitted": fitted, "comparison": {n: {"real": r, "simulated": s}
-                                                                                for n, r, s in rows}}, indent=2))
+        Path(args.json).write_text(json_report.dumps({"fitted": fitted, "comparison": {n: {"real": r, "simulated": s}
+                                                                                for n, r, s in rows}}))
     return 0

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from elasticity import json_report
 from elastream.local.manifest import LocalApp
 
 WINDOW_S = 30.0  # latency before / after a rescale: median p99 over this many seconds
@@ -39,8 +40,8 @@ def write_report(report_dir: Path, app: LocalApp, config, job, timeline, started
         "decisions": timeline.decisions,
         "samples": len(timeline.samples),
     }
-    (report_dir / "report.json").write_text(json.dumps(report, indent=2))
-    (report_dir / "timeline.json").write_text(json.dumps(timeline.samples))
+    (report_dir / "report.json").write_text(json_report.dumps(report))
+    (report_dir / "timeline.json").write_text(json.dumps(json_report.finite(timeline.samples), allow_nan=False))
     plot_timeline(report_dir / "timeline.png", app.name, timeline, config)
     return report
 

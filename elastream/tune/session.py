@@ -2,7 +2,6 @@
 line, and what is left behind (report.json, convergence.png, best-patch.yaml)."""
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from elasticity import json_report
 from elastream.api.manifests import ManifestError
 from elastream.engines.spark.local import check_runnable
 from elastream.local import manifest
@@ -100,7 +100,7 @@ def write_report(report_dir: Path, name: str, settings: TuneSettings, load: Tria
         "trials": [_trial_view(t) for t in result.trials],
         "patch": knobs.patch(best.config) if best else None,
     }
-    (report_dir / "report.json").write_text(json.dumps(report, indent=2))
+    (report_dir / "report.json").write_text(json_report.dumps(report))
     if best:
         (report_dir / "best-patch.yaml").write_text(
             f"# elastream tune {settings.method}: p99 {best.value:.2f}s at {load.rate:.0f} records/s on {load.executors} "
