@@ -12,12 +12,12 @@ from tests.unit.elasticity.helpers import obs, stage
 PER_INSTANCE = 400.0  # 4 instances carry 1600/s; a scale-out fires past 97.5 % of that (1560/s)
 
 
-def _last(cfg, rates, p=4):
-    """Evaluate elastream every 30 s on a one-stage job; the last proposal."""
+def _last(cfg, rates, p=4, p99=1.0):
+    """Evaluate elastream every 30 s on a one-stage job whose p99 is p99 s; the last proposal."""
     pol, mem, prop = ElastreamPolicy(), {}, None
     for i, rate in enumerate(rates):
         t = 30.0 * (i + 1)
-        o = obs(stage("src", p=p, rate=rate, busy=rate / (PER_INSTANCE * p), maxp=360), t=t)
+        o = obs(stage("src", p=p, rate=rate, busy=rate / (PER_INSTANCE * p), maxp=360), t=t, p99=p99)
         prop = pol.propose(PolicyContext(o, [o], cfg, t, mem))
     return prop
 
@@ -33,6 +33,14 @@ def test_a_load_only_its_noise_band_puts_over_the_threshold_waits():
     # without item 16 the same load scales out (the knob turns it off)
     eager = _last(PolicyConfig(elastream_wait_for_load=False), NOISY_FLAT)
     assert eager.targets["src"] > 4, eager.reason
+
+
+def test_no_wait_once_the_p99_uses_more_than_40_percent_of_the_target():
+    """The noise is then already reaching the latency: 2.2 s of a 5 s target (a week's rise under its noise band,
+    waited for at 2.2–2.5 s, went over the target before the next evaluation)."""
+    assert _last(PolicyConfig(), NOISY_FLAT, p99=1.9).targets["src"] == 4
+    edge = _last(PolicyConfig(), NOISY_FLAT, p99=2.2)
+    assert edge.targets["src"] > 4, edge.reason
 
 
 def test_a_load_over_the_threshold_now_scales_out_at_once():
