@@ -18,6 +18,7 @@ TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec", "status")
 # What the API server requires of a custom resource's name (DNS-1123 subdomain) and of a namespace (DNS-1123 label).
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+ANNOTATIONS_MAX = 256 * 1024  # all of an object's annotations, keys and values (the API server's limit)
 
 
 # pydantic's type errors, named as the API server names the expected JSON type
@@ -128,6 +129,8 @@ def metadata_problems(metadata: Any, kind: Any = None) -> list[str]:
         if value is not None and not (isinstance(value, dict)
                                       and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
             problems.append(f"metadata.{field}: must be a mapping of strings to strings")
+        elif field == "annotations" and value and sum(len(k) + len(v) for k, v in value.items()) > ANNOTATIONS_MAX:
+            problems.append(f"metadata.annotations: Too long: may not be more than {ANNOTATIONS_MAX} bytes")
     return problems
 
 

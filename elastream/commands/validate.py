@@ -52,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
                     invalid_policies.add((doc["metadata"].get("namespace"), doc["metadata"].get("name")))
                 continue
             print(f"{path}: {kind}/{name} is valid")
+            size = _size_problem(doc)
+            if size:
+                print(f"{path}: {kind}/{name}: {size}")
             namespace = doc["metadata"].get("namespace")
             key = (kind, namespace, name)
             if key in seen:
@@ -79,6 +82,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"{path}: StreamApp/{app} with {problem}; the operator holds the app (Ready=False, reason "
                   "InvalidSpec)")
     return 2 if unreadable else 1 if failures else 0
+
+
+# the most all of an object's annotations may hold: `kubectl apply` (client-side) copies the whole object into one
+LAST_APPLIED_MAX_BYTES = 256 * 1024
+
+
+def _size_problem(doc: dict) -> str:
+    """A warning for an object too large for client-side `kubectl apply`, else "". (One the API server could not
+    store, over etcd's 1.5 MiB, cannot pass the schema's limits and the annotations' 256 KiB.)"""
+    import json
+
+    size = len(json.dumps(doc, separators=(",", ":")).encode())
+    if size <= LAST_APPLIED_MAX_BYTES:
+        return ""
+    return (f"warning: {size // 1024} KiB as JSON: `kubectl apply` copies it into the annotation "
+            f"kubectl.kubernetes.io/last-applied-configuration, and annotations hold at most "
+            f"{LAST_APPLIED_MAX_BYTES // 1024} KiB; use `kubectl apply --server-side` or `kubectl create`")
 
 
 def _in_namespace(objects, namespace):

@@ -90,3 +90,25 @@ def test_status_subresource_is_separate(crds_installed, namespace):
     proc = k.kubectl("patch", "streamapp", "wordcount", "-n", namespace, "--subresource=status", "--type=merge",
                      "-p", json.dumps(bad), check=False)
     assert proc.returncode != 0 and "status.conditions[0].type" in proc.stderr, proc.stderr
+
+
+def test_what_validate_says_of_size_is_what_the_api_server_does(crds_installed, namespace, tmp_path):
+    """A 300 KiB app: client-side `kubectl apply` fails (its last-applied annotation is over 256 KiB), server-side
+    apply stores it — as `elastream validate` warns; annotations past 256 KiB are refused, as validate says."""
+    from tests.unit.api.test_validate_cli import _app_with_conf, validated
+
+    big = _app_with_conf(300)
+    text = yaml.safe_dump(big)
+    code, out = validated(tmp_path, text)
+    assert code == 0 and "last-applied-configuration" in out, out
+    k = crds_installed
+    proc = k.kubectl("apply", "-n", namespace, "-f", "-", input=text, check=False)
+    assert proc.returncode != 0 and "metadata.annotations: Too long" in proc.stderr, proc.stderr
+    k.kubectl("apply", "--server-side", "-n", namespace, "-f", "-", input=text)
+    assert k.kubectl("get", "streamapp", "wordcount", "-n", namespace, "-o", "name").stdout.strip()
+    noted = _app_with_conf(0)
+    noted["metadata"]["name"] = "noted"
+    noted["metadata"]["annotations"] = {f"note{i}": "y" * 60000 for i in range(5)}
+    proc = k.kubectl("create", "-n", namespace, "-f", "-", input=yaml.safe_dump(noted), check=False)
+    assert proc.returncode != 0 and "metadata.annotations: Too long: may not be more than 262144 bytes" in proc.stderr, \
+        proc.stderr

@@ -183,3 +183,22 @@ def test_a_policy_with_no_namespace_goes_where_the_app_goes(tmp_path):
 def test_an_empty_list_has_no_objects(tmp_path):
     code, out = validated(tmp_path, "apiVersion: v1\nkind: List\nitems: []\n")
     assert code == 1 and "no objects in the file" in out
+
+
+def _app_with_conf(kib: int) -> dict:
+    policy, app = yaml.safe_load_all((ROOT / "examples" / "wordcount.yaml").read_text())
+    app["spec"]["spark"]["conf"] = {f"spark.elastream.pad{i}": "x" * 4000 for i in range(kib // 4)}
+    return app
+
+
+def test_an_app_too_large_for_client_side_apply_is_warned_of(tmp_path):
+    code, out = validated(tmp_path, yaml.safe_dump(_app_with_conf(300)))
+    assert code == 0 and "StreamApp/wordcount is valid" in out, out
+    assert "last-applied-configuration" in out and "--server-side" in out
+
+
+def test_annotations_past_256_kib_are_refused(tmp_path):
+    doc = _app_with_conf(0)
+    doc["metadata"]["annotations"] = {f"note{i}": "y" * 60000 for i in range(5)}
+    code, out = validated(tmp_path, yaml.safe_dump(doc))
+    assert code == 1 and "metadata.annotations: Too long: may not be more than 262144 bytes" in out, out
