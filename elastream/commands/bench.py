@@ -244,8 +244,16 @@ def _run_elasticity(args: argparse.Namespace) -> int:
     if getattr(args, "write_traces", None):
         from elasticity.simulation.trace_set import write_trace_set
 
-        if getattr(args, "traces", None) or getattr(args, "suite", "main") not in ("main", "traces"):
-            print("error: --write-traces writes the built-in traces set and stops: give it alone")
+        others = [flag for flag, given in (("--traces", getattr(args, "traces", None)),
+                                           ("--suite broad", getattr(args, "suite", "main") == "broad"),
+                                           ("--seeds", getattr(args, "seeds", None)),
+                                           ("--policies", getattr(args, "policies", None)),
+                                           ("--set", getattr(args, "set", None)),
+                                           ("--scale", getattr(args, "scale", None)),
+                                           ("--json", getattr(args, "json", None))) if given]
+        if others:
+            print(f"error: --write-traces writes the built-in traces set and stops, running nothing: give it alone "
+                  f"(not with {', '.join(others)})")
             return 2
         paths = write_trace_set(args.write_traces)
         print(f"wrote {len(paths)} traces to {args.write_traces}")

@@ -84,6 +84,8 @@ def test_bench_counts_and_lists_must_name_something(tmp_path, capsys):
     assert "name at least one of" in capsys.readouterr().err
     assert main(["bench", "elasticity", "--write-traces", str(tmp_path / "t"), "--traces", str(tmp_path)]) == 2
     assert "give it alone" in capsys.readouterr().out and not (tmp_path / "t").exists()
+    assert main(["bench", "elasticity", "--write-traces", str(tmp_path / "t"), "--json", str(tmp_path / "r.json")]) == 2
+    assert "(not with --json)" in capsys.readouterr().out and not (tmp_path / "t").exists()
 
 
 def test_train_rl_refuses_what_it_cannot_do_before_training(tmp_path, capsys):
