@@ -17,12 +17,16 @@ $(STAMP): pyproject.toml
 	rm -f $(VENV)/.installed-*; touch $@
 
 # On a cold cache the images (mostly downloads and disk) build while Go compiles the control plane (mostly CPU);
-# the real-node fixture finds them in the cache. coredns waits: its image needs the binary Go builds.
+# the real-node fixture finds them in the cache. coredns waits: its image needs the binary Go builds. Root only (the
+# Debian-based images need it, as the real nodes do); an interrupted or failed Go build stops the images too.
 IMAGES_BESIDE_GO := pause prometheus operator spark-runner storm-runner
 cluster-build: setup
-	@scripts/build-images --only $(IMAGES_BESIDE_GO) >/dev/null & images=$$!; \
+	@if [ "$$(id -u)" != 0 ]; then exec scripts/test-cluster build; fi; \
+	scripts/build-images --only $(IMAGES_BESIDE_GO) >/dev/null & images=$$!; \
+	trap 'kill $$images 2>/dev/null; exit 130' INT TERM; \
 	scripts/test-cluster build; built=$$?; \
-	wait $$images || echo "cluster-build: the images did not build here; the real-node fixture will retry" >&2; \
+	[ $$built -eq 0 ] || kill $$images 2>/dev/null; \
+	wait $$images || [ $$built -ne 0 ] || echo "cluster-build: the images did not build here; the real-node fixture will build them" >&2; \
 	exit $$built
 
 run: setup

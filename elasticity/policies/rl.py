@@ -56,7 +56,7 @@ class RLWeights:
 
     def save(self, path: str | Path) -> None:
         d = {"features": list(FEATURES), "actions": list(ACTIONS), **asdict(self)}
-        Path(path).write_text(json.dumps(d, indent=1) + "\n")
+        Path(path).write_text(json.dumps(d, indent=1, allow_nan=False) + "\n")  # NaN weights: refuse, not write
 
 
 @dataclass

@@ -253,7 +253,9 @@ def bench_main(args: argparse.Namespace) -> int:
         raise UserError(f"bench consolidation failed: {err}") from None
     text = table(result)
     print(text)
-    print(json.dumps({k: result[k] for k in ("plan_nodes", "default_nodes", "overload_pct")}))
+    headline = json.dumps(json_report.finite({k: result[k] for k in ("plan_nodes", "default_nodes", "overload_pct")}),
+                          allow_nan=False)
+    print(headline)
     if args.json:
         Path(args.json).write_text(json_report.dumps(result))
     command = (f"elastream bench consolidation --apps {args.apps} --rate {args.rate:g} --peak-rate "
@@ -266,5 +268,5 @@ def bench_main(args: argparse.Namespace) -> int:
         f"records/s with a {args.period:g}-s period, started {2 * args.period / args.apps:g} s apart so that their "
         f"peaks differ. Each layout is measured for {args.window:g} s: the nodes the executors use, and the share "
         f"of node-time their measured CPU spent over the node's capacity (allocatable less the other pods' "
-        f"requests).\n\n{text}\n\nJSON: `{json.dumps({k: result[k] for k in ('plan_nodes', 'default_nodes', 'overload_pct')})}`\n")
+        f"requests).\n\n{text}\n\nJSON: `{headline}`\n")
     return 0

@@ -250,6 +250,7 @@ def _run_elasticity(args: argparse.Namespace) -> int:
                                            ("--policies", getattr(args, "policies", None)),
                                            ("--set", getattr(args, "set", None)),
                                            ("--scale", getattr(args, "scale", None)),
+                                           ("--latency-model", getattr(args, "latency_model", None)),
                                            ("--json", getattr(args, "json", None))) if given]
         if others:
             print(f"error: --write-traces writes the built-in traces set and stops, running nothing: give it alone "

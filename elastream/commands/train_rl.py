@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from elastream.arg_types import output_file, positive_int, random_seed
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: --elite {args.elite} is more than --population {args.population}: the search refits to the "
               "best of the vectors it tried")
         return 2
-    if not args.spread > 0:
+    if not (math.isfinite(args.spread) and args.spread > 0):
         print(f"error: --spread {args.spread} must be a positive standard deviation")
         return 2
     from elasticity.policies.rl import WEIGHTS_PATH

@@ -14,7 +14,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="check StreamApp and ElasticityPolicy manifests without a cluster",
         description="Check manifests with the same rules the CRDs give the API server (types, names, limits, "
         "cross-field rules); each problem is printed as field.path: message. A policyRef to an ElasticityPolicy "
-        "found in none of the files is a warning. Objects of other APIs (a Namespace, a Deployment) are listed as "
+        "found in none of the files (or only in another namespace) is a warning, as is an object too large for "
+        "client-side kubectl apply (over 256 KiB). Objects of other APIs (a Namespace, a Deployment) are listed as "
         "not checked; a kind: List is checked item by item. Exit status 1 when any manifest is invalid or a file "
         "holds no object, 2 when a file cannot be read as YAML.",
     )
@@ -47,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
             except ManifestError as err:
                 failures += 1
                 print(f"{path}: {err}")
-                if isinstance(doc, dict) and doc.get("kind") == "ElasticityPolicy" \
-                        and isinstance(doc.get("metadata"), dict):
-                    invalid_policies.add((doc["metadata"].get("namespace"), doc["metadata"].get("name")))
+                metadata = doc.get("metadata") if isinstance(doc, dict) else None
+                if isinstance(metadata, dict) and doc.get("kind") == "ElasticityPolicy" and all(
+                        isinstance(metadata.get(k), (str, type(None))) for k in ("namespace", "name")):
+                    invalid_policies.add((metadata.get("namespace"), metadata.get("name")))
                 continue
             print(f"{path}: {kind}/{name} is valid")
             size = _size_problem(doc)
@@ -88,17 +90,23 @@ def run(args: argparse.Namespace) -> int:
 LAST_APPLIED_MAX_BYTES = 256 * 1024
 
 
+LAST_APPLIED_KEY = "kubectl.kubernetes.io/last-applied-configuration"
+
+
 def _size_problem(doc: dict) -> str:
-    """A warning for an object too large for client-side `kubectl apply`, else "". (One the API server could not
-    store, over etcd's 1.5 MiB, cannot pass the schema's limits and the annotations' 256 KiB.)"""
+    """A warning for an object too large for client-side `kubectl apply` — its annotations, plus the last-applied one
+    holding the whole object as JSON, over 256 KiB — else "". (One the API server could not store, over etcd's
+    1.5 MiB, cannot pass the schema's limits and the annotations' 256 KiB.)"""
     import json
 
-    size = len(json.dumps(doc, separators=(",", ":")).encode())
-    if size <= LAST_APPLIED_MAX_BYTES:
+    size = len(json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+    annotations = (doc.get("metadata") or {}).get("annotations") or {}
+    held = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items() if k != LAST_APPLIED_KEY)
+    if held + len(LAST_APPLIED_KEY) + size <= LAST_APPLIED_MAX_BYTES:
         return ""
-    return (f"warning: {size // 1024} KiB as JSON: `kubectl apply` copies it into the annotation "
-            f"kubectl.kubernetes.io/last-applied-configuration, and annotations hold at most "
-            f"{LAST_APPLIED_MAX_BYTES // 1024} KiB; use `kubectl apply --server-side` or `kubectl create`")
+    return (f"warning: {size // 1024} KiB as JSON: `kubectl apply` copies it into the annotation {LAST_APPLIED_KEY}, "
+            f"and annotations hold at most {LAST_APPLIED_MAX_BYTES // 1024} KiB; use `kubectl apply --server-side` or "
+            "`kubectl create`")
 
 
 def _in_namespace(objects, namespace):

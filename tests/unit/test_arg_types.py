@@ -91,7 +91,8 @@ def test_bench_counts_and_lists_must_name_something(tmp_path, capsys):
 def test_train_rl_refuses_what_it_cannot_do_before_training(tmp_path, capsys):
     assert "does not exist" in refused(["train-rl", "--out", str(tmp_path / "no" / "w.json")], capsys)
     assert "0 is not at least 1" in refused(["train-rl", "--iterations", "0"], capsys)
-    assert main(["train-rl", "--elite", "5", "--population", "3"]) == 2
+    assert main(["train-rl", "--elite", "5", "--population", "3", "--out", str(tmp_path / "w.json")]) == 2
     assert "--elite 5 is more than --population 3" in capsys.readouterr().out
-    assert main(["train-rl", "--spread", "0"]) == 2
+    assert main(["train-rl", "--spread", "0", "--out", str(tmp_path / "w.json")]) == 2
+    assert main(["train-rl", "--spread", "inf", "--out", str(tmp_path / "w.json")]) == 2
     assert "positive standard deviation" in capsys.readouterr().out

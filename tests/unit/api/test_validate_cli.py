@@ -202,3 +202,19 @@ def test_annotations_past_256_kib_are_refused(tmp_path):
     doc["metadata"]["annotations"] = {f"note{i}": "y" * 60000 for i in range(5)}
     code, out = validated(tmp_path, yaml.safe_dump(doc))
     assert code == 1 and "metadata.annotations: Too long: may not be more than 262144 bytes" in out, out
+
+
+def test_odd_metadata_and_timestamps_never_crash_validate(tmp_path):
+    code, out = validated(tmp_path, "apiVersion: elastream.io/v1alpha1\nkind: ElasticityPolicy\n"
+                                    "metadata: {name: p, namespace: [a]}\nspec: {}\n")
+    assert code == 1 and "metadata.namespace" in out
+    app = yaml.safe_dump(_app_with_conf(0)).replace("metadata:\n", "metadata:\n  creationTimestamp: 2024-01-01T00:00:00Z\n")
+    code, out = validated(tmp_path, app.replace("'2024-01-01T00:00:00Z'", "2024-01-01T00:00:00Z"))
+    assert code == 0 and "is valid" in out, out
+
+
+def test_the_size_warning_counts_the_annotations_already_there(tmp_path):
+    doc = _app_with_conf(0)
+    doc["metadata"]["annotations"] = {"note": "é" * 90000}  # 180 KB as UTF-8: allowed, but no room for a copy
+    code, out = validated(tmp_path, yaml.safe_dump(doc, allow_unicode=True))
+    assert code == 0 and "last-applied-configuration" in out, out
