@@ -503,8 +503,8 @@ class ElastreamPolicy:
     def _can_wait(self, obs: JobObservation, look: "Outlook", cfg) -> str:
         """Why a scale-out the forecast calls for may wait for the next evaluation (item 16), or "": while the load
         expected — its trend included — by the time instances added at the next evaluation would carry stays under
-        the ceiling; or, with no rising trend and a p99 within WAIT_P99_SHARE of the latency target, while the rate measured now
-        stays under the scale-out threshold (only its noise band is over it). On a rising trend the first test
+        the ceiling; or, with no rising trend and a p99 within WAIT_P99_SHARE of the latency target, while the rate
+        measured now stays under the scale-out threshold (only its noise band is over it). On a rising trend the first test
         alone: a ramp then scales out one evaluation before it reaches the ceiling, not two horizons ahead of it,
         and the scale-out sizes for the trend anyway."""
         horizon = cfg.evaluation_interval_s + cfg.restart_time_s  # when instances added at the next one would carry

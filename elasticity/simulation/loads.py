@@ -229,7 +229,8 @@ def _row(no: int, line: str, cols: list[str], it: int, ir: int, name: str, first
     if r > MAX_TRACE_RATE:
         raise InputError(f"{name}:{no}: rate {shorten(cells[ir], 20)} is above {MAX_TRACE_RATE:.0e} records/s")
     if previous is not None and t <= previous[0]:
-        raise InputError(f"{name}:{no}: time {shorten(cells[it])} does not increase (previous row: {shorten(previous[1])})")
+        raise InputError(f"{name}:{no}: time {shorten(cells[it])} does not increase "
+                         f"(previous row: {shorten(previous[1])})")
     if first is not None and t - first > MAX_TRACE_SPAN_S:
         raise InputError(f"{name}:{no}: the trace spans more than {MAX_TRACE_SPAN_S / 86400:.0f} days "
                          f"({t - first:.3g} s from its first row); times are in seconds (or ISO-8601)")

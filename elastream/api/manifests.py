@@ -129,9 +129,14 @@ def metadata_problems(metadata: Any, kind: Any = None) -> list[str]:
         if value is not None and not (isinstance(value, dict)
                                       and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
             problems.append(f"metadata.{field}: must be a mapping of strings to strings")
-        elif field == "annotations" and value and sum(len(k.encode()) + len(v.encode()) for k, v in value.items()) > ANNOTATIONS_MAX:
+        elif field == "annotations" and value and annotation_bytes(value) > ANNOTATIONS_MAX:
             problems.append(f"metadata.annotations: Too long: may not be more than {ANNOTATIONS_MAX} bytes")
     return problems
+
+
+def annotation_bytes(annotations: dict) -> int:
+    """What annotations take against ANNOTATIONS_MAX: the bytes of their keys and values, as the API server counts."""
+    return sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items())
 
 
 def streamapp_name_problem(name: str) -> list[str]:

@@ -17,11 +17,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "improve on the reward by cross-entropy-method policy search; write the weights. "
         "Deterministic: the same arguments give the same weights. The defaults reproduce the shipped weights.",
     )
-    p.add_argument("--seeds", type=positive_int, default=1, metavar="N", help="episodes per training family (default 1)")
+    p.add_argument("--seeds", type=positive_int, default=1, metavar="N",
+                   help="episodes per training family (default 1)")
     p.add_argument("--iterations", type=positive_int, default=10, metavar="N", help="CEM iterations (default 10)")
     p.add_argument("--population", type=positive_int, default=12, metavar="N",
                    help="parameter vectors tried per iteration (default 12)")
-    p.add_argument("--elite", type=positive_int, default=3, metavar="N", help="best vectors the search refits to (default 3)")
+    p.add_argument("--elite", type=positive_int, default=3, metavar="N",
+                   help="best vectors the search refits to (default 3)")
     p.add_argument("--teacher", default="ds2", metavar="POLICY",
                    help="the policy whose decisions the search starts from, by imitation (default ds2)")
     p.add_argument("--spread", type=float, default=0.5, metavar="SD",

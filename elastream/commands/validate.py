@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from elastream.api.manifests import ManifestError, parse_manifest
     from elastream.api.safe_yaml import read_documents
 
-    failures, unreadable, policies, apps, invalid_policies, seen = 0, 0, {}, [], set(), {}
+    failures, unreadable, policies, apps, invalid_policies, seen = 0, 0, {}, [], {}, {}
     for path in args.files:
         try:
             docs = read_documents(path)
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
                 metadata = doc.get("metadata") if isinstance(doc, dict) else None
                 if isinstance(metadata, dict) and doc.get("kind") == "ElasticityPolicy" and all(
                         isinstance(metadata.get(k), (str, type(None))) for k in ("namespace", "name")):
-                    invalid_policies.add((metadata.get("namespace"), metadata.get("name")))
+                    invalid_policies[(metadata.get("namespace"), metadata.get("name"))] = None
                 continue
             print(f"{path}: {kind}/{name} is valid")
             size = _size_problem(doc)
@@ -86,35 +87,29 @@ def run(args: argparse.Namespace) -> int:
     return 2 if unreadable else 1 if failures else 0
 
 
-# the most all of an object's annotations may hold: `kubectl apply` (client-side) copies the whole object into one
-LAST_APPLIED_MAX_BYTES = 256 * 1024
-
-
 LAST_APPLIED_KEY = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 def _size_problem(doc: dict) -> str:
     """A warning for an object too large for client-side `kubectl apply` — its annotations, plus the last-applied one
-    holding the whole object as JSON, over 256 KiB — else "". (One the API server could not store, over etcd's
-    1.5 MiB, cannot pass the schema's limits and the annotations' 256 KiB.)"""
-    import json
+    holding the whole object as JSON, over the API server's ANNOTATIONS_MAX — else "". (One it could not store, over
+    etcd's 1.5 MiB, cannot pass the schema's limits and ANNOTATIONS_MAX.)"""
+    from elastream.api.manifests import ANNOTATIONS_MAX, annotation_bytes
 
     size = len(json.dumps(doc, separators=(",", ":"), ensure_ascii=False, default=str).encode())
-    annotations = (doc.get("metadata") or {}).get("annotations") or {}
-    held = sum(len(str(k).encode()) + len(str(v).encode()) for k, v in annotations.items() if k != LAST_APPLIED_KEY)
-    if held + len(LAST_APPLIED_KEY) + size <= LAST_APPLIED_MAX_BYTES:
+    annotations = dict((doc.get("metadata") or {}).get("annotations") or {})
+    annotations.pop(LAST_APPLIED_KEY, None)  # kubectl replaces its own
+    if annotation_bytes(annotations) + len(LAST_APPLIED_KEY) + size <= ANNOTATIONS_MAX:
         return ""
     return (f"warning: {size // 1024} KiB as JSON: `kubectl apply` copies it into the annotation {LAST_APPLIED_KEY}, "
-            f"and annotations hold at most {LAST_APPLIED_MAX_BYTES // 1024} KiB; use `kubectl apply --server-side` or "
+            f"and annotations hold at most {ANNOTATIONS_MAX // 1024} KiB; use `kubectl apply --server-side` or "
             "`kubectl create`")
 
 
-def _in_namespace(objects, namespace):
-    """{name: value} (a dict's items, or a set's names) of the (namespace, name) keys an object in `namespace` sees:
-    its own namespace's; an object with none given goes where `kubectl apply -n` puts it, so it sees any, as any
-    sees it."""
-    pairs = objects.items() if isinstance(objects, dict) else ((key, None) for key in objects)
-    seen = [(ns == namespace, name, value) for (ns, name), value in pairs
+def _in_namespace(objects: dict, namespace) -> dict:
+    """{name: value} of the {(namespace, name): value} an object in `namespace` sees: its own namespace's; an object
+    with none given goes where `kubectl apply -n` puts it, so it sees any, as any sees it."""
+    seen = [(ns == namespace, name, value) for (ns, name), value in objects.items()
             if ns == namespace or ns is None or namespace is None]
     return {name: value for _, name, value in sorted(seen, key=lambda x: x[0])}  # its own namespace's last: it wins
 
