@@ -43,7 +43,8 @@ class StateStore(Protocol):
         """The autoscaler state saved for `job` (a JSON-able dict), or None."""
 
     def save(self, job: str, state: dict[str, Any]) -> None:
-        """Persist the state of `job` (e.g. a ConfigMap)."""
+        """Persist the state of `job` (e.g. a ConfigMap). `state` shares the autoscaler's live data, which the next
+        evaluation changes: serialize or copy it before returning."""
 
 
 @dataclass
