@@ -15,6 +15,7 @@ HERE = Path(__file__).parent
 pytestmark = pytest.mark.slow
 
 
+@pytest.mark.extended  # CI time (2026-12-06): 126 s; tune's loop is unit-tested on surfaces fitted from real runs
 def test_tune_runs_the_real_job_and_writes_its_report(tmp_path, capsys):
     report_dir = tmp_path / "tune"
     code = main(["tune", str(HERE / "short.yaml"), "--budget", "2", "--method", "random", "--rate", "1000",
