@@ -91,6 +91,10 @@ class PolicyConfig(BaseModel):
     elastream_burst_window_s: float = Field(600.0, gt=0)  # the neighbourhood a burst stands above (a step does not)
     elastream_burst_memory_s: float = Field(0.0, ge=0)  # a burst's excess decays with this time constant; 0 = off
     elastream_burst_min_excess: float = Field(0.05, ge=0)  # smaller excursions are the noise headroom's
+    # ... and at most this factor over the level (a one-off crowd of ×4 is not held as ×3.4 for an hour); 0 = no cap
+    elastream_burst_max_factor: float = Field(0.0, ge=0)
+    # ... and only for the n-th largest burst episode remembered (1: the largest; 3: bursts that recur at least thrice)
+    elastream_burst_recurrence: int = Field(1, ge=1)
     # a backlog worth more than the latency target (a surge, a long pause) is planned to drain within this instead
     # of catch_up_duration_s: every second it lasts is an SLO violation
     elastream_slo_catch_up_s: float = Field(30.0, gt=0)

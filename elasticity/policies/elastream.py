@@ -164,7 +164,10 @@ class ElastreamPolicy:
             keep = [[t, r] for t, r in sorted(known.items())
                     if (r - 1.0) * math.exp(-(ctx.now - t) / cfg.elastream_burst_memory_s) > 0.01]
             seen[src.name] = keep
-            out[src.name] = burst_factor(keep, ctx.now, cfg.elastream_burst_memory_s)
+            factor = burst_factor(keep, ctx.now, cfg.elastream_burst_memory_s, cfg.elastream_burst_recurrence,
+                                  cfg.elastream_burst_window_s)
+            cap = cfg.elastream_burst_max_factor
+            out[src.name] = min(factor, cap) if cap > 0 else factor
         return out
 
     @staticmethod

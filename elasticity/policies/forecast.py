@@ -111,10 +111,21 @@ def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:
     return out
 
 
-def burst_factor(bursts: list[list[float]], now: float, memory_s: float) -> float:
-    """1 + the largest remembered burst excess, each decaying exponentially with its age."""
-    excess = [(r - 1.0) * math.exp(-(now - t) / memory_s) for t, r in bursts]
-    return 1.0 + max([0.0] + excess)
+def burst_factor(bursts: list[list[float]], now: float, memory_s: float, nth: int = 1,
+                 episode_gap_s: float = 600.0) -> float:
+    """1 + the remembered burst excess (each decaying exponentially with its age) of the `nth` largest burst episode
+    (bursts less than `episode_gap_s` apart are one): with nth > 1 only bursts that recur are provisioned for."""
+    episodes: list[float] = []
+    last = None
+    for t, r in sorted(bursts):
+        excess = (r - 1.0) * math.exp(-(now - t) / memory_s)
+        if last is None or t - last > episode_gap_s:
+            episodes.append(excess)
+        else:
+            episodes[-1] = max(episodes[-1], excess)
+        last = t
+    episodes.sort(reverse=True)
+    return 1.0 + (episodes[nth - 1] if len(episodes) >= nth else 0.0)
 
 
 def low_spells(t, high) -> tuple[list[float], float | None]:

@@ -30,6 +30,14 @@ def test_a_burst_factor_decays_with_its_age():
     assert burst_factor([[0.0, 1.4], [3600.0, 1.2]], 3600.0, 3600.0) == 1.2
 
 
+def test_with_a_recurrence_only_bursts_seen_that_often_count():
+    once = [[0.0, 2.0], [30.0, 2.2]]  # one episode of two scrapes
+    recurring = once + [[1200.0, 1.3], [2400.0, 1.25]]  # and two more, each its own episode
+    assert round(burst_factor(once, 2400.0, 1e12, nth=1), 6) == 2.2
+    assert burst_factor(once, 2400.0, 1e12, nth=2) == 1.0  # one crowd is not a pattern
+    assert round(burst_factor(recurring, 2400.0, 1e12, nth=3), 6) == 1.25
+
+
 def _feed(cfg, mem, rates, p=6, rescaled_at=None, t0=0.0):
     """Evaluate elastream every 30 s on a one-stage job (400 records/s per instance); the last proposal."""
     pol = ElastreamPolicy()
@@ -52,6 +60,15 @@ def test_a_remembered_burst_keeps_capacity_for_it_a_fresh_job_does_not():
     assert seen.targets["src"] * 400.0 >= 1.35 * 1000.0  # still carries the burst at 100 % busy
     off = _feed(PolicyConfig(elastream_burst_memory_s=0), {}, bursty, p=6)
     assert off.targets["src"] < seen.targets["src"]
+
+
+def test_a_burst_remembered_is_provisioned_for_no_more_than_the_cap():
+    bursty = [1000.0] * 20 + [2000.0] * 4 + [1000.0] * 36
+    free = _feed(PolicyConfig(elastream_burst_memory_s=21600.0), {}, bursty, p=6)
+    capped = _feed(PolicyConfig(elastream_burst_memory_s=21600.0, elastream_burst_max_factor=1.2), {}, bursty, p=6)
+    assert free.inputs["src.burst_factor"] > 1.9
+    assert capped.inputs["src.burst_factor"] == 1.2
+    assert capped.targets["src"] < free.targets["src"]
 
 
 def _an_hour_of_rescales(first_scaled_out: bool, total: int) -> dict:
