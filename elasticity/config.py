@@ -138,6 +138,9 @@ class PolicyConfig(BaseModel):
     def _check(self) -> "PolicyConfig":
         if self.min_parallelism > self.max_parallelism:
             raise ValueError(f"min_parallelism {self.min_parallelism} > max_parallelism {self.max_parallelism}")
+        if 0 < self.elastream_burst_max_factor < 1:
+            raise ValueError(f"elastream_burst_max_factor {self.elastream_burst_max_factor}: a factor over the level is "
+                             "at least 1 (0 = no cap)")
         return self
 
     # derived values ------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ hourly rescale budget."""
 import math
 
 import numpy as np
+import pytest
 
 from elasticity.config import PolicyConfig
 from elasticity.policies.base import PolicyContext
@@ -69,6 +70,8 @@ def test_a_burst_remembered_is_provisioned_for_no_more_than_the_cap():
     assert free.inputs["src.burst_factor"] > 1.9
     assert capped.inputs["src.burst_factor"] == 1.2
     assert capped.targets["src"] < free.targets["src"]
+    with pytest.raises(ValueError, match="elastream_burst_max_factor 0.5"):
+        PolicyConfig(elastream_burst_max_factor=0.5)
 
 
 def _an_hour_of_rescales(first_scaled_out: bool, total: int) -> dict:
