@@ -247,7 +247,8 @@ def config_with(settings: list[str] | None) -> PolicyConfig | None:
     try:
         return PolicyConfig(**over)
     except ValidationError as err:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors(include_url=False))
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'PolicyConfig'}: {e['msg']}"
+                             for e in err.errors(include_url=False))
         raise InputError(f"--set: {problems} (the knobs are PolicyConfig's fields, elasticity/config.py)") from None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ALGORITHMS = ("elastream", "ds2", "mestream", "hpa", "rl", "static")
 DEFAULT_SCALE_DOWN_DELAY_S = 600.0
@@ -134,13 +134,17 @@ class PolicyConfig(BaseModel):
     # them rise (item 2); 0 = the trend window's Theil–Sen slope alone
     elastream_recent_trend_s: float = Field(600.0, ge=0)
 
+    @field_validator("elastream_burst_max_factor")
+    @classmethod
+    def _a_cap_is_over_the_level(cls, cap: float) -> float:
+        if 0 < cap < 1:
+            raise ValueError(f"{cap} is under the level: a burst factor is at least 1 (0 = no cap)")
+        return cap
+
     @model_validator(mode="after")
     def _check(self) -> "PolicyConfig":
         if self.min_parallelism > self.max_parallelism:
             raise ValueError(f"min_parallelism {self.min_parallelism} > max_parallelism {self.max_parallelism}")
-        if 0 < self.elastream_burst_max_factor < 1:
-            raise ValueError(f"elastream_burst_max_factor {self.elastream_burst_max_factor}: a factor over the level is "
-                             "at least 1 (0 = no cap)")
         return self
 
     # derived values ------------------------------------------------------------------------------------

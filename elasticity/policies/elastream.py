@@ -90,7 +90,7 @@ from elasticity.model import JobObservation, fmt_count, fmt_rate
 from elasticity.policies.base import PolicyContext, Proposal, at_bounds_reason, stage_bound
 from elasticity.policies.capacity import (CapacityEstimate, effective_parallelism, plateau_parallelism,
                                           track_capacities)
-from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, low_spells
+from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, decayed_excess, low_spells
 from elasticity.policies.rates import StageRates, target_rates
 
 
@@ -162,12 +162,10 @@ class ElastreamPolicy:
                 if r > 1.0 + cfg.elastream_burst_min_excess:
                     known[t] = max(r, known.get(t, 0.0))
             keep = [[t, r] for t, r in sorted(known.items())
-                    if (r - 1.0) * math.exp(-(ctx.now - t) / cfg.elastream_burst_memory_s) > 0.01]
+                    if decayed_excess(t, r, ctx.now, cfg.elastream_burst_memory_s) > 0.01]
             seen[src.name] = keep
-            factor = burst_factor(keep, ctx.now, cfg.elastream_burst_memory_s, cfg.elastream_burst_recurrence,
-                                  cfg.elastream_burst_window_s)
-            cap = cfg.elastream_burst_max_factor
-            out[src.name] = min(factor, cap) if cap > 0 else factor
+            out[src.name] = burst_factor(keep, ctx.now, cfg.elastream_burst_memory_s, cfg.elastream_burst_recurrence,
+                                         cfg.elastream_burst_window_s, cfg.elastream_burst_max_factor)
         return out
 
     @staticmethod

@@ -111,21 +111,27 @@ def burst_ratios(t, y, half: int) -> list[tuple[float, float]]:
     return out
 
 
+def decayed_excess(t: float, ratio: float, now: float, memory_s: float) -> float:
+    """A burst's excess over the level (ratio − 1), decaying exponentially with its age."""
+    return (ratio - 1.0) * math.exp(-(now - t) / memory_s)
+
+
 def burst_factor(bursts: list[list[float]], now: float, memory_s: float, nth: int = 1,
-                 episode_gap_s: float = 600.0) -> float:
-    """1 + the remembered burst excess (each decaying exponentially with its age) of the `nth` largest burst episode
-    (bursts less than `episode_gap_s` apart are one): with nth > 1 only bursts that recur are provisioned for."""
+                 episode_gap_s: float = 600.0, cap: float = 0.0) -> float:
+    """1 + the remembered excess of the `nth` largest burst episode (bursts at most `episode_gap_s` apart are one):
+    with nth > 1 only bursts that recur are provisioned for; at most `cap` (0: no cap)."""
     episodes: list[float] = []
     last = None
     for t, r in sorted(bursts):
-        excess = (r - 1.0) * math.exp(-(now - t) / memory_s)
+        excess = decayed_excess(t, r, now, memory_s)
         if last is None or t - last > episode_gap_s:
             episodes.append(excess)
         else:
             episodes[-1] = max(episodes[-1], excess)
         last = t
     episodes.sort(reverse=True)
-    return 1.0 + (episodes[nth - 1] if len(episodes) >= nth else 0.0)
+    factor = 1.0 + (episodes[nth - 1] if len(episodes) >= nth else 0.0)
+    return min(factor, cap) if cap > 0 else factor
 
 
 def low_spells(t, high) -> tuple[list[float], float | None]:

@@ -161,9 +161,12 @@ def test_set_gives_every_policy_a_tuned_config_and_names_a_bad_setting(capsys):
     cfg = config_with(["elastream_min_saving=0.25", "elastream_wait_for_load=false", "max_rescales_per_hour=4"])
     assert (cfg.elastream_min_saving, cfg.elastream_wait_for_load, cfg.max_rescales_per_hour) == (0.25, False, 4)
     for bad, named in (("elastream_min_saving", "KNOB=VALUE"), ("nope=1", "nope"),
-                       ("elastream_min_saving=lots", "elastream_min_saving")):
+                       ("elastream_min_saving=lots", "elastream_min_saving"),
+                       ("elastream_burst_max_factor=0.5", "elastream_burst_max_factor: .*under the level")):
         with pytest.raises(InputError, match=named):
             config_with([bad])
+    with pytest.raises(InputError, match="--set: PolicyConfig: .*min_parallelism 9 > max_parallelism 3"):
+        config_with(["min_parallelism=9", "max_parallelism=3"])  # a check across knobs has no one field to name
     # the config reaches the runs: a lower ceiling makes elastream spend more on the same load
     sc = {"s": Scenario("s", "a step", 1800.0, L.step(1000, 2500, 600, 1800), seed=3)}
     plain = run_all(sc, policies=("elastream",))["s"]["elastream"]
