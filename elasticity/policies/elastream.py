@@ -92,6 +92,7 @@ from elasticity.policies.capacity import (CapacityEstimate, effective_parallelis
                                           track_capacities)
 from elasticity.policies.forecast import RateForecast, burst_factor, burst_ratios, decayed_excess, low_spells
 from elasticity.policies.rates import StageRates, target_rates
+from elasticity.policies.season import SeasonalForecast, bucket_means
 
 
 def drain_rate(backlog: float | None, rate: float, cfg) -> float:
@@ -372,9 +373,11 @@ class ElastreamPolicy:
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
         look.history = rates
+        look.surprise_margin = self._surprise_margin(ctx, caught_up)
         look.caps = self._capacities(ctx)
         look.onset = self._onset(ctx, look)
         look.recall, highs, look.levels = self._recall(ctx, rates)
+        look.season = self._season(ctx)
         look.up = look.rates(obs, h_up, known_high=highs)
         # a rising trend: provision until the rescale after next (halves the rescales on a ramp)
         look.size = look.rates(obs, h_up * cfg.elastream_trend_horizon_factor, at_least=look.recall,
@@ -384,6 +387,25 @@ class ElastreamPolicy:
         look.now = {r.name: r for r in target_rates(obs, {n: max(r, look.onset.get(n, 0.0))
                                                           for n, r in obs.source_rates().items()})}
         return look
+
+    @staticmethod
+    def _surprise_margin(ctx: PolicyContext, caught_up: bool) -> float:
+        """How much further under the ceiling a scale-in plans: `elastream_surprise_headroom` once surprises recur — a
+        load that outran a calm job (caught up, p99 within the target) and broke the latency target at the next
+        evaluation, in at least `elastream_surprise_recurrence` episodes (a window apart) within
+        `elastream_surprise_memory_s`. A lone crowd leaves none; spikes that keep coming, the headroom ds2 always has."""
+        cfg, obs, mem = ctx.config, ctx.observation, ctx.memory
+        if cfg.elastream_surprise_headroom <= 0:
+            return 0.0
+        p99, rate = obs.latency_p99_s, obs.source_rate()
+        queued = sum(s.backlog for s in obs.stages)
+        broke = (p99 is not None and p99 > cfg.latency_target_s) or breaks_target(queued, rate, cfg)
+        seen = [t for t in mem.get("surprises", []) if ctx.now - t <= cfg.elastream_surprise_memory_s]
+        if broke and mem.get("calm") and (not seen or ctx.now - seen[-1] > cfg.elastream_burst_window_s):
+            seen.append(ctx.now)
+        mem["surprises"] = seen
+        mem["calm"] = caught_up and not broke
+        return cfg.elastream_surprise_headroom if len(seen) >= cfg.elastream_surprise_recurrence else 0.0
 
     @staticmethod
     def _onset(ctx: PolicyContext, look: "Outlook") -> dict[str, float]:
@@ -445,6 +467,41 @@ class ElastreamPolicy:
             recall[src.name] = max([lv for _, lv in levels], default=0.0)
             highs[src.name] = max([lv for t, lv in levels if t < since], default=0.0)
         return recall, highs, {n: [lv for _, lv in kept[n]] for n in recall}
+
+    @staticmethod
+    def _season(ctx: PolicyContext) -> dict[str, float]:
+        """Per source with a period (item 23), the highest rate it ran at one period ago within the next
+        `elastream_season_ahead_s`, scaled to its level now: what a scale-in must still carry. Per-bucket mean rates
+        are kept for `elastream_season_s`; the period is refitted once a bucket."""
+        cfg, mem, obs = ctx.config, ctx.memory, ctx.observation
+        if cfg.elastream_season_s <= 0:
+            return {}
+        step = cfg.elastream_season_bucket_s
+        start = obs.timestamp - obs.timestamp % step
+        kept: dict[str, list] = mem.setdefault("season", {})
+        fits: dict[str, list] = mem.setdefault("season_fit", {})
+        out = {}
+        for name, rate in obs.source_rates().items():
+            buckets = [b for b in kept.get(name, []) if obs.timestamp - b[0] <= cfg.elastream_season_s]
+            if buckets and buckets[-1][0] == start:
+                buckets[-1][1] += rate
+                buckets[-1][2] += 1
+            else:
+                buckets.append([start, rate, 1])
+            kept[name] = buckets
+            t, y = bucket_means(buckets[:-1], step)  # whole buckets only
+            fc = SeasonalForecast(min_corr=cfg.elastream_season_min_corr)
+            fit = fits.get(name)
+            if fit is None or fit[0] != start:  # refit once a bucket
+                fc.fit(t, y)
+                fits[name] = [start, fc.period_]
+            else:
+                fc.fit(t[:0], y[:0])
+                fc.t_, fc.y_, fc.period_, fc.step_ = t, y, fit[1], step
+            ahead = fc.peak(obs.timestamp, cfg.elastream_season_ahead_s)
+            if ahead is not None:
+                out[name] = ahead
+        return out
 
     @staticmethod
     def _ceiling(ctx: PolicyContext) -> tuple[float, bool]:
@@ -633,7 +690,7 @@ class ElastreamPolicy:
         if (not kept or ctx.last_rescale_at is None or abs(ctx.last_rescale_at - kept[0]) > 1.0
                 or ctx.now - kept[0] < cfg.elastream_min_saving_age_s):
             return dict(current), []
-        u_in = look.u_max - cfg.elastream_hysteresis  # as a scale-in plans: room before the next scale-out
+        u_in = look.u_max - cfg.elastream_hysteresis - look.surprise_margin  # as a scale-in plans: room before the next scale-out
         load_now = self._lasting(obs, look, cfg, u_in)
         plan = {n: min(current[n], max(kept[1].get(n, 0), load_now[n])) for n in current}
         saved = sum(current[n] - plan[n] for n in plan)
@@ -670,19 +727,22 @@ class ElastreamPolicy:
         obs, cfg = ctx.observation, ctx.config
         current = obs.parallelism
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
-        u_in = look.u_max - cfg.elastream_hysteresis
+        u_in = look.u_max - cfg.elastream_hysteresis - look.surprise_margin
 
         def plan_for(rates: dict[str, StageRates]) -> dict[str, int]:  # a scale-in's plan, never above the current
             return self._plan(obs, rates, look.caps, cfg, u_in, lambda s: cfg.min_parallelism,
                               lambda s: int(s.parallelism), pause_s=pause_s)
 
-        planned, why = look.down, ""
+        season = look.season or {}
+        planned, why = (look.rates(obs, look.h_up, optimistic=True, at_least=season) if season else look.down), ""
         plan = plan_for(planned)
         saved = sum(current[n] - plan[n] for n in plan)
         if saved < max(1.0, cfg.elastream_min_saving * sum(current.values())):
             # a smaller one that still carries every level recalled that this one carries, wanted long enough, may
             # save less
-            planned = look.rates(obs, look.h_up, optimistic=True, at_least=self._carried_recall(obs, look, cfg))
+            carried = self._carried_recall(obs, look, cfg)
+            planned = look.rates(obs, look.h_up, optimistic=True,
+                                 at_least={n: max(carried.get(n, 0.0), season.get(n, 0.0)) for n in carried | season})
             plan = plan_for(planned)
             saved = sum(current[n] - plan[n] for n in plan)
             share = self._min_saving(ctx, saved)
@@ -965,6 +1025,8 @@ class Outlook:
     levels: dict[str, list[float]] | None = None  # per source, every level recalled (_recall)
     onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
     history: list | None = None  # [time, {source: rate}] over the trend window
+    surprise_margin: float = 0.0  # how much further under the ceiling a scale-in plans (_surprise_margin)
+    season: dict[str, float] | None = None  # per source, what it ran at one period ago just ahead (_season)
 
     @property
     def u_up(self) -> float:
