@@ -133,15 +133,15 @@ class PolicyConfig(BaseModel):
     # an accelerating rise: the trend is also read over this last stretch, from its first differences, when most of
     # them rise (item 2); 0 = the trend window's Theil–Sen slope alone
     elastream_recent_trend_s: float = Field(600.0, ge=0)
-    # a load that outran a calm job (caught up, nothing hot, p99 within the target) and broke the latency target is a
-    # surprise; once surprises recur (at least `elastream_surprise_recurrence` episodes within
-    # `elastream_surprise_memory_s`), a scale-in plans this much further under the ceiling; 0 = off
     # a load that repeats (item 23): per-bucket mean source rates kept this long (0 = off); once a period shows in them,
     # a scale-in plans for at least what the load did one period ago within the next `elastream_season_ahead_s`
     elastream_season_s: float = Field(0.0, ge=0)
     elastream_season_ahead_s: float = Field(600.0, ge=0)
     elastream_season_bucket_s: float = Field(120.0, gt=0)
     elastream_season_min_corr: float = Field(0.6, gt=0, le=1)
+    # a load that outran a calm job (caught up, p99 within the target) and broke the latency target is a surprise; once
+    # surprises recur (at least `elastream_surprise_recurrence` episodes within `elastream_surprise_memory_s`), a
+    # scale-in plans this much further under the ceiling (item 24); 0 = off
     elastream_surprise_headroom: float = Field(0.0, ge=0, lt=0.5)
     elastream_surprise_memory_s: float = Field(10800.0, gt=0)
     elastream_surprise_recurrence: int = Field(2, ge=1)

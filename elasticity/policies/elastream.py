@@ -76,7 +76,12 @@ The items are numbered as in docs/elasticity.md, which gives each one's reasons 
    even spread's share holds a hot key, which no instance added splits: p instances carry 1 / (s + (1 − s) / eff)
    instances' worth (s the key's share, eff the key groups'); a load no parallelism carries asks for the plateau
    (90 % of what the bound carries) and is then held AtBounds, naming the key.
-(9 — bursts — is off by default: on loads nobody tuned for it kept capacity for spikes that did not return.)
+23. Season (`elastream_season_s`): a load that repeats shows its period in the autocorrelation of per-bucket means;
+   a scale-in then carries what the load did one period ago within the next `elastream_season_ahead_s`.
+24. Surprises (`elastream_surprise_headroom`): once a load has outrun a calm job and broken the target in several
+   episodes within the memory, scale-ins plan that much further under the ceiling.
+(9 — bursts —, 23 and 24 are off by default: on loads nobody tuned for each trades executor-seconds for violation or
+rescales without gaining both.)
 With detector="regression", Me-Stream's threshold detection is an extra trigger: a recurring effective latency
 bottleneck scales its worst stage by one level (the next parallelism holding fewer key groups an instance) even if
 rates look fine.
@@ -400,9 +405,13 @@ class ElastreamPolicy:
         p99, rate = obs.latency_p99_s, obs.source_rate()
         queued = sum(s.backlog for s in obs.stages)
         broke = (p99 is not None and p99 > cfg.latency_target_s) or breaks_target(queued, rate, cfg)
-        seen = [t for t in mem.get("surprises", []) if ctx.now - t <= cfg.elastream_surprise_memory_s]
-        if broke and mem.get("calm") and (not seen or ctx.now - seen[-1] > cfg.elastream_burst_window_s):
-            seen.append(ctx.now)
+        # episodes as [first, last] surprise: surprises at most a burst window after the last one extend it
+        seen = [e for e in mem.get("surprises", []) if ctx.now - e[1] <= cfg.elastream_surprise_memory_s]
+        if broke and mem.get("calm"):
+            if seen and ctx.now - seen[-1][1] <= cfg.elastream_burst_window_s:
+                seen[-1][1] = ctx.now
+            else:
+                seen.append([ctx.now, ctx.now])
         mem["surprises"] = seen
         mem["calm"] = caught_up and not broke
         return cfg.elastream_surprise_headroom if len(seen) >= cfg.elastream_surprise_recurrence else 0.0
@@ -472,33 +481,26 @@ class ElastreamPolicy:
     def _season(ctx: PolicyContext) -> dict[str, float]:
         """Per source with a period (item 23), the highest rate it ran at one period ago within the next
         `elastream_season_ahead_s`, scaled to its level now: what a scale-in must still carry. Per-bucket mean rates
-        are kept for `elastream_season_s`; the period is refitted once a bucket."""
+        are kept for `elastream_season_s`; the period is read from the whole buckets at every evaluation (a fit of a
+        day's 720 buckets takes under a millisecond)."""
         cfg, mem, obs = ctx.config, ctx.memory, ctx.observation
         if cfg.elastream_season_s <= 0:
             return {}
         step = cfg.elastream_season_bucket_s
         start = obs.timestamp - obs.timestamp % step
-        kept: dict[str, list] = mem.setdefault("season", {})
-        fits: dict[str, list] = mem.setdefault("season_fit", {})
-        out = {}
+        kept, out = mem.get("season", {}), {}
+        mem["season"] = {}  # sources that went are forgotten
         for name, rate in obs.source_rates().items():
             buckets = [b for b in kept.get(name, []) if obs.timestamp - b[0] <= cfg.elastream_season_s]
             if buckets and buckets[-1][0] == start:
-                buckets[-1][1] += rate
+                buckets[-1][1] += float(rate)
                 buckets[-1][2] += 1
             else:
-                buckets.append([start, rate, 1])
-            kept[name] = buckets
-            t, y = bucket_means(buckets[:-1], step)  # whole buckets only
-            fc = SeasonalForecast(min_corr=cfg.elastream_season_min_corr)
-            fit = fits.get(name)
-            if fit is None or fit[0] != start:  # refit once a bucket
-                fc.fit(t, y)
-                fits[name] = [start, fc.period_]
-            else:
-                fc.fit(t[:0], y[:0])
-                fc.t_, fc.y_, fc.period_, fc.step_ = t, y, fit[1], step
-            ahead = fc.peak(obs.timestamp, cfg.elastream_season_ahead_s)
+                buckets.append([float(start), float(rate), 1])
+            mem["season"][name] = buckets
+            t, y = bucket_means(buckets[:-1], step)  # whole buckets only: the current one is still filling
+            ahead = SeasonalForecast(min_corr=cfg.elastream_season_min_corr).fit(t, y).peak(
+                cfg.elastream_season_ahead_s + (obs.timestamp - start))
             if ahead is not None:
                 out[name] = ahead
         return out
@@ -532,6 +534,10 @@ class ElastreamPolicy:
             inputs[f"{name}.rate_slope"] = round(fc.slope_, 5)
             inputs[f"{name}.rate_noise"] = round(fc.noise_, 3)
             inputs[f"{name}.burst_factor"] = round(look.bursts[name], 3)
+            if name in (look.season or {}):
+                inputs[f"{name}.season_peak"] = round(look.season[name], 3)
+        if look.surprise_margin:
+            inputs["surprise_margin"] = look.surprise_margin
         for s in obs.stages:
             c = look.caps[s.name]
             inputs[f"{s.name}.per_instance_rate"] = round(c.value, 3)
@@ -690,7 +696,8 @@ class ElastreamPolicy:
         if (not kept or ctx.last_rescale_at is None or abs(ctx.last_rescale_at - kept[0]) > 1.0
                 or ctx.now - kept[0] < cfg.elastream_min_saving_age_s):
             return dict(current), []
-        u_in = look.u_max - cfg.elastream_hysteresis - look.surprise_margin  # as a scale-in plans: room before the next scale-out
+        # as a scale-in plans: room before the next scale-out
+        u_in = max(look.u_max - cfg.elastream_hysteresis - look.surprise_margin, MIN_SCALE_IN_UTILIZATION)
         load_now = self._lasting(obs, look, cfg, u_in)
         plan = {n: min(current[n], max(kept[1].get(n, 0), load_now[n])) for n in current}
         saved = sum(current[n] - plan[n] for n in plan)
@@ -727,7 +734,7 @@ class ElastreamPolicy:
         obs, cfg = ctx.observation, ctx.config
         current = obs.parallelism
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
-        u_in = look.u_max - cfg.elastream_hysteresis - look.surprise_margin
+        u_in = max(look.u_max - cfg.elastream_hysteresis - look.surprise_margin, MIN_SCALE_IN_UTILIZATION)
 
         def plan_for(rates: dict[str, StageRates]) -> dict[str, int]:  # a scale-in's plan, never above the current
             return self._plan(obs, rates, look.caps, cfg, u_in, lambda s: cfg.min_parallelism,
@@ -998,6 +1005,9 @@ def _drained_by(s, look: "Outlook") -> float:
 # item 16's noise-band wait only while p99 uses at most this share of the latency target: past it the noise is already
 # reaching the latency (a rise under the noise, 2.2k → 2.3k/s on 2.4k/s of capacity, cost a week 9 s over it)
 WAIT_P99_SHARE = 0.4
+# a scale-in never plans under this utilization: the hysteresis and the surprise headroom (item 24) are each under 0.5
+# and the ceiling may fall to target_utilization, so their sum could otherwise reach 0
+MIN_SCALE_IN_UTILIZATION = 0.1
 ONSET_MAX_GAIN = 6.0  # a step rate at most this × the window's rise over the level before (τ ≥ Δt / 6)
 
 

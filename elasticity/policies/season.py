@@ -49,20 +49,22 @@ class SeasonalForecast:
         self.period_, self.corr_ = lag * self.step_, float(acf[lag])
         return self
 
-    def peak(self, now: float, ahead_s: float) -> float | None:
-        """The highest rate one period ago within [now, now + ahead_s], × the level now over the level then
-        (clamped to [1 / max_ratio, max_ratio]); None without a period."""
+    def peak(self, ahead_s: float) -> float | None:
+        """The highest bucket one period before the next `ahead_s` (the buckets after the last one fitted), × the level
+        of the last LEVEL_BUCKETS buckets over the level of the same buckets one period before (clamped to
+        [1 / max_ratio, max_ratio]); None without a period."""
         if self.period_ is None:
             return None
-        then = (self.t_ >= now - self.period_) & (self.t_ <= now - self.period_ + ahead_s)
-        before = (self.t_ < now - self.period_ + self.step_)
-        if not then.any() or before.sum() < LEVEL_BUCKETS:
+        n, lag = len(self.y_), int(round(self.period_ / self.step_))
+        ahead = max(1, int(np.ceil(ahead_s / self.step_)))
+        if n - lag < LEVEL_BUCKETS:
             return None
-        level_then = float(np.median(self.y_[before][-LEVEL_BUCKETS:]))
-        level_now = float(np.median(self.y_[-LEVEL_BUCKETS:]))
+        then = self.y_[n - lag:n - lag + ahead]
+        level_then = float(np.median(self.y_[n - lag - LEVEL_BUCKETS:n - lag]))
+        level_now = float(np.median(self.y_[n - LEVEL_BUCKETS:]))
         ratio = level_now / level_then if level_then > 0 else 1.0
         ratio = min(max(ratio, 1.0 / self.max_ratio), self.max_ratio)
-        return float(self.y_[then].max()) * ratio
+        return float(then.max()) * ratio
 
 
 def _autocorrelation(y: np.ndarray, lags: int) -> np.ndarray | None:
@@ -79,12 +81,16 @@ def _autocorrelation(y: np.ndarray, lags: int) -> np.ndarray | None:
     return acov / var
 
 
-def bucket_means(buckets: list[list[float]], step_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """(bucket start times, mean rates) from [[start, sum, count], ...] kept in order, gaps filled by linear
-    interpolation so the series is evenly spaced."""
+def bucket_means(buckets: list[list[float]], step_s: float, max_gap: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """(bucket start times, mean rates) from [[start, sum, count], ...] kept in order, evenly spaced: gaps of up to
+    `max_gap` buckets filled by linear interpolation; before a longer gap (metrics lost, a restart) the history is
+    dropped — a line drawn across it would be read as load."""
+    starts = [b[0] for b in buckets]
+    cut = next((i for i in range(len(starts) - 1, 0, -1) if starts[i] - starts[i - 1] > (max_gap + 1) * step_s), 0)
+    buckets = buckets[cut:]
     if not buckets:
         return np.array([]), np.array([])
-    starts = np.array([b[0] for b in buckets], dtype=float)
+    t = np.array([b[0] for b in buckets], dtype=float)
     means = np.array([b[1] / max(b[2], 1) for b in buckets], dtype=float)
-    grid = np.arange(starts[0], starts[-1] + step_s / 2, step_s)
-    return grid, np.interp(grid, starts, means)
+    grid = np.arange(t[0], t[-1] + step_s / 2, step_s)
+    return grid, np.interp(grid, t, means)

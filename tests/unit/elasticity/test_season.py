@@ -43,26 +43,36 @@ def test_a_trend_noise_and_random_bursts_have_no_period():
 def test_the_peak_ahead_is_what_the_load_did_a_period_ago_scaled_to_its_level_now():
     t, y = _days(3)
     fc = SeasonalForecast().fit(t, y)
-    now = t[-1] + STEP  # at a trough's end: 3 days of a sine end at its phase 0, rising
-    ahead = fc.peak(now, 900.0)
+    now = t[-1] + STEP  # the next bucket: 3 days of a sine end at its phase 0, rising
+    ahead = fc.peak(900.0)
     then = (t >= now - 3600.0) & (t <= now - 3600.0 + 900.0)
     assert abs(ahead - y[then].max()) < 0.15 * y[then].max()
     assert ahead > y[-1] + 200.0  # the rise a period ago is what a scale-in now must carry
     half = SeasonalForecast().fit(t, np.concatenate([y[:-5], y[-5:] / 2.0]))
     assert abs(half.period_ - 3600.0) <= STEP  # the halved end moves the peak by at most a bucket
-    assert half.peak(now, 900.0) < 0.7 * ahead  # the level now halved: the rise expected is halved too
+    assert half.peak(900.0) < 0.7 * ahead  # the level now halved: the rise expected is halved too
 
 
 def test_no_period_no_peak():
     t = np.arange(0.0, 4 * 3600.0, STEP)
-    assert SeasonalForecast().fit(t, np.full(len(t), 500.0)).peak(t[-1], 600.0) is None
+    assert SeasonalForecast().fit(t, np.full(len(t), 500.0)).peak(600.0) is None
 
 
-def test_bucket_means_fill_gaps_evenly():
+def test_bucket_means_fill_short_gaps_evenly_and_drop_what_a_long_one_cuts_off():
     t, y = bucket_means([[0.0, 200.0, 2], [120.0, 300.0, 3], [480.0, 400.0, 2]], STEP)
     assert list(t) == [0.0, 120.0, 240.0, 360.0, 480.0]
     assert list(y) == [100.0, 100.0, 133.33333333333334, 166.66666666666669, 200.0]
+    t, y = bucket_means([[0.0, 200.0, 2], [120.0, 300.0, 3], [600.0, 400.0, 2], [720.0, 300.0, 1]], STEP)
+    assert list(t) == [600.0, 720.0] and list(y) == [200.0, 300.0]  # three buckets missing: a restart, not load
     assert bucket_means([], STEP)[0].size == 0
+
+
+def test_the_level_now_and_then_are_the_same_buckets_a_period_apart():
+    t = np.arange(0.0, 3 * 3600.0, STEP)
+    y = np.where((t % 3600.0) < 1800.0, 1000.0, 2000.0)  # a square wave; the last bucket ends a high half
+    fc = SeasonalForecast().fit(t, y)
+    assert fc.period_ == 3600.0
+    assert fc.peak(600.0) == 1000.0  # the low half follows, as a period ago, at the same level (ratio 1)
 
 
 def test_a_scale_in_just_before_a_rise_the_load_repeats_carries_that_rise():
@@ -77,3 +87,29 @@ def test_a_scale_in_just_before_a_rise_the_load_repeats_carries_that_rise():
     assert seasonal.targets["src"] >= 8  # what 3,000/s needs: the rise a period ago is 5 minutes ahead
     early = elastream_proposals(PolicyConfig(elastream_season_s=86400.0), rates[:-20], p=10)[-1]
     assert early.targets["src"] < 5  # 15 minutes before the rise: the low phase is worth its scale-in
+
+
+def test_the_memory_survives_json_and_a_source_that_went_is_forgotten():
+    import json
+
+    from elasticity.config import PolicyConfig
+    from elasticity.policies.base import PolicyContext
+    from elasticity.policies.elastream import ElastreamPolicy
+    from tests.unit.elasticity.helpers import obs, stage
+
+    cfg = PolicyConfig(elastream_season_s=86400.0, elastream_surprise_headroom=0.05)
+    rates = ([1000.0] * 80 + [3000.0] * 40) * 2 + [1000.0] * 70
+
+    def run(round_trip: bool, name=lambda i: "src") -> tuple[list, dict]:
+        pol, mem, out = ElastreamPolicy(), {}, []
+        for i, rate in enumerate(rates):
+            t = 30.0 * (i + 1)
+            o = obs(stage(name(i), p=10, rate=rate, busy=rate / 4000.0, maxp=360), t=t)
+            out.append(pol.propose(PolicyContext(o, [o], cfg, t, mem)).targets)
+            if round_trip:
+                mem = json.loads(json.dumps(mem))
+        return out, mem
+
+    assert run(True)[0] == run(False)[0]
+    _, mem = run(False, name=lambda i: "old" if i < 100 else "new")
+    assert set(mem["season"]) == {"new"}
