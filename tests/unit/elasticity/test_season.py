@@ -38,6 +38,8 @@ def test_a_trend_noise_and_random_bursts_have_no_period():
     bursts = np.where(rng.random(len(t)) < 0.3, 2500.0, 1000.0)
     assert SeasonalForecast().fit(t, bursts).period_ is None
     assert SeasonalForecast().fit(t, np.full(len(t), 1000.0)).period_ is None
+    crowd = 1000.0 + rng.normal(0, 30, len(t)) + np.where((t > 5000.0) & (t < 6800.0), 3000.0, 0.0)
+    assert SeasonalForecast().fit(t, crowd).period_ is None  # one crowd is no pattern
 
 
 def test_the_peak_ahead_is_what_the_load_did_a_period_ago_scaled_to_its_level_now():
