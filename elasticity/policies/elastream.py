@@ -316,7 +316,7 @@ class ElastreamPolicy:
             ctx.memory["scaled_out"] = [scaled_out_at, self._load_that_scaled_out(ctx, scaled_out_at)]
         pause_s = self._stalling_pause(ctx)
         look = self._outlook(ctx)
-        inputs = self._inputs(obs, look)
+        inputs = self._inputs(obs, look, cfg)
         hot = self._hot_stages(obs, look.up, look.u_up, look, cfg)
         targets, parts, delay, waiting, at_bounds = dict(current), [], None, "", False
         follow_up, queued = self._follow_up(ctx)
@@ -378,7 +378,9 @@ class ElastreamPolicy:
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
         look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
         look.history = rates
-        look.surprise_margin = self._surprise_margin(ctx, caught_up)
+        # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at, lower still after surprises
+        look.u_in = max(u_max - cfg.elastream_hysteresis - self._surprise_margin(ctx, caught_up),
+                        MIN_SCALE_IN_UTILIZATION)
         look.caps = self._capacities(ctx)
         look.onset = self._onset(ctx, look)
         look.recall, highs, look.levels = self._recall(ctx, rates)
@@ -527,7 +529,7 @@ class ElastreamPolicy:
         return u_max, caught_up
 
     @staticmethod
-    def _inputs(obs: JobObservation, look: "Outlook") -> dict[str, float]:
+    def _inputs(obs: JobObservation, look: "Outlook", cfg) -> dict[str, float]:
         inputs = {"u_max": round(look.u_max, 4)}
         for name, fc in look.forecasts.items():
             inputs[f"{name}.rate_level"] = round(fc.recent_, 3)
@@ -536,8 +538,8 @@ class ElastreamPolicy:
             inputs[f"{name}.burst_factor"] = round(look.bursts[name], 3)
             if name in (look.season or {}):
                 inputs[f"{name}.season_peak"] = round(look.season[name], 3)
-        if look.surprise_margin:
-            inputs["surprise_margin"] = look.surprise_margin
+        if cfg.elastream_surprise_headroom > 0:  # item 24 on: say where scale-ins plan
+            inputs["u_in"] = round(look.u_in, 4)
         for s in obs.stages:
             c = look.caps[s.name]
             inputs[f"{s.name}.per_instance_rate"] = round(c.value, 3)
@@ -696,8 +698,7 @@ class ElastreamPolicy:
         if (not kept or ctx.last_rescale_at is None or abs(ctx.last_rescale_at - kept[0]) > 1.0
                 or ctx.now - kept[0] < cfg.elastream_min_saving_age_s):
             return dict(current), []
-        # as a scale-in plans: room before the next scale-out
-        u_in = max(look.u_max - cfg.elastream_hysteresis - look.surprise_margin, MIN_SCALE_IN_UTILIZATION)
+        u_in = look.u_in  # as a scale-in plans: room before the next scale-out
         load_now = self._lasting(obs, look, cfg, u_in)
         plan = {n: min(current[n], max(kept[1].get(n, 0), load_now[n])) for n in current}
         saved = sum(current[n] - plan[n] for n in plan)
@@ -733,8 +734,7 @@ class ElastreamPolicy:
         """(targets, reasons, the scale-down delay asked for, why a worthwhile scale-in waits)."""
         obs, cfg = ctx.observation, ctx.config
         current = obs.parallelism
-        # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at
-        u_in = max(look.u_max - cfg.elastream_hysteresis - look.surprise_margin, MIN_SCALE_IN_UTILIZATION)
+        u_in = look.u_in
 
         def plan_for(rates: dict[str, StageRates]) -> dict[str, int]:  # a scale-in's plan, never above the current
             return self._plan(obs, rates, look.caps, cfg, u_in, lambda s: cfg.min_parallelism,
@@ -1035,7 +1035,7 @@ class Outlook:
     levels: dict[str, list[float]] | None = None  # per source, every level recalled (_recall)
     onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
     history: list | None = None  # [time, {source: rate}] over the trend window
-    surprise_margin: float = 0.0  # how much further under the ceiling a scale-in plans (_surprise_margin)
+    u_in: float = 0.0  # the ceiling a scale-in plans at: u_max − hysteresis − any surprise headroom (item 24)
     season: dict[str, float] | None = None  # per source, what it ran at one period ago just ahead (_season)
 
     @property

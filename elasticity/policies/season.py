@@ -14,7 +14,7 @@ class SeasonalForecast:
     """fit(t, rate) on evenly spaced bucket means (t: bucket starts, s); period_ is the lag of the strongest
     autocorrelation peak of the linearly detrended series (None when no peak reaches `min_corr`, when less than
     `min_periods` periods were seen, or when the peak is no peak — a trend's autocorrelation only decays);
-    peak(now, ahead) = the highest bucket one period ago within [now, now + ahead], scaled by the level now over the
+    peak(ahead) = the highest bucket one period before the next `ahead` seconds, scaled by the level now over the
     level then (a weekend day is lower than a weekday, a growing load higher)."""
 
     def __init__(self, min_period_s: float = 1200.0, min_corr: float = 0.6, min_periods: float = 2.0,
@@ -25,13 +25,13 @@ class SeasonalForecast:
         self.max_ratio = max_ratio
 
     def fit(self, t, y) -> "SeasonalForecast":
-        self.t_ = np.asarray(t, dtype=float)
+        t = np.asarray(t, dtype=float)
         self.y_ = np.asarray(y, dtype=float)
         self.period_, self.corr_ = None, 0.0
         n = len(self.y_)
         if n < 8:
             return self
-        self.step_ = float(self.t_[1] - self.t_[0])
+        self.step_ = float(t[1] - t[0])
         lag_min = max(2, int(np.ceil(self.min_period_s / self.step_)))
         lag_max = int(n / self.min_periods)
         if lag_max <= lag_min + 1:
