@@ -376,11 +376,10 @@ class ElastreamPolicy:
                                                                                  [y for _, y in pts], ctx.now)
         # a scale-out provisions for the peak until the next rescale the guards allow anyway
         h_up = max(cfg.evaluation_interval_s + cfg.stabilization_window_s, 3600.0 / max(cfg.max_rescales_per_hour, 1))
-        look = Outlook(u_max, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
-        look.history = rates
         # hysteresis: a scale-in plans at a lower ceiling than a scale-out fires at, lower still after surprises
-        look.u_in = max(u_max - cfg.elastream_hysteresis - self._surprise_margin(ctx, caught_up),
-                        MIN_SCALE_IN_UTILIZATION)
+        u_in = max(u_max - cfg.elastream_hysteresis - self._surprise_margin(ctx, caught_up), MIN_SCALE_IN_UTILIZATION)
+        look = Outlook(u_max, u_in, caught_up, forecasts, bursts, h_up, cfg.elastream_noise_z, cfg.elastream_forecast)
+        look.history = rates
         look.caps = self._capacities(ctx)
         look.onset = self._onset(ctx, look)
         look.recall, highs, look.levels = self._recall(ctx, rates)
@@ -1019,6 +1018,7 @@ class Outlook:
     pessimistic, what a confident scale-in must also carry; now: the current rates. caps: per-instance capacity."""
 
     u_max: float
+    u_in: float  # the ceiling a scale-in plans at: u_max − hysteresis − any surprise headroom (item 24)
     caught_up: bool
     forecasts: dict[str, RateForecast]
     bursts: dict[str, float]
@@ -1035,7 +1035,6 @@ class Outlook:
     levels: dict[str, list[float]] | None = None  # per source, every level recalled (_recall)
     onset: dict[str, float] | None = None  # per source, the rate a step seen part-way implies (_onset)
     history: list | None = None  # [time, {source: rate}] over the trend window
-    u_in: float = 0.0  # the ceiling a scale-in plans at: u_max − hysteresis − any surprise headroom (item 24)
     season: dict[str, float] | None = None  # per source, what it ran at one period ago just ahead (_season)
 
     @property
