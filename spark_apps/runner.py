@@ -5,8 +5,8 @@
 
 Executors are rescaled in place (standalone, local-cluster, Kubernetes masters). On a plain local[N] master, or with
 --rescale restart, a new target restarts the query from its checkpoint with N threads / N executors instead.
-The first start writes <checkpoint>/elastream-run.json (app, source, generator start time) so a restart replays
-the same records; spark_apps.verify reads it too.
+The first session to come up writes <checkpoint>/elastream-run.json (app, source, generator start time) so a
+restart replays the same records; spark_apps.verify reads it too.
 """
 from __future__ import annotations
 
@@ -137,7 +137,8 @@ def prepare_directories(*directories: str) -> None:
 
 def load_or_create_run(checkpoint: str, app: str, cfg: SourceConfig, window: float) -> dict:
     """The run's identity. A checkpoint is only meaningful with the same app and source (its offsets count
-    records of that generator), so a mismatch is refused rather than silently replaying different data."""
+    records of that generator), so a mismatch is refused rather than silently replaying different data. A new run
+    has no `start_us` yet: `start_load_clock` sets it once the first session is up."""
     path = Path(checkpoint) / RUN_FILE
     run = {"app": app, "source": dataclasses.asdict(cfg), "window": window}
     if path.exists():
@@ -147,12 +148,20 @@ def load_or_create_run(checkpoint: str, app: str, cfg: SourceConfig, window: flo
             raise SystemExit(f"checkpoint {checkpoint} belongs to a run with different {', '.join(mismatched)}; "
                              "use a new checkpoint directory")
         return old
+    return run
+
+
+def start_load_clock(checkpoint: str, run: dict) -> None:
+    """Start the generator's load now, unless this run's load already started (a restart replays it): the JVM's
+    start-up, which takes a minute on a busy machine, must not eat into a load the job cannot read yet."""
+    if "start_us" in run:
+        return
+    path = Path(checkpoint) / RUN_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     run["start_us"] = int(time.time() * 1e6)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(run, indent=1))
     os.replace(tmp, path)  # atomic: a crash leaves the old file or the new one
-    return run
 
 
 def read_token(args) -> str:
@@ -177,6 +186,7 @@ class Runner:
         run_dir = run_directory(args.checkpoint, args.sink)
         prepare_directories(args.checkpoint, args.sink, run_dir)
         # a checkpoint belongs to one application: a built-in one by name, a file by its path
+        self.run_dir = run_dir
         self.run_info = load_or_create_run(run_dir, args.app or args.app_file, self.source, self.window)
         self.profile = self.source.generator.build()
         kafka = self.source.kafka
@@ -246,6 +256,8 @@ class Runner:
     # --- metrics read at scrape time --------------------------------------------------------------------------
     def backlog(self, query: str) -> int | None:
         if self.source.type == "generator":
+            if "start_us" not in self.run_info:  # the first session is not up: no load yet
+                return None
             offered = self.profile.offered_count(time.time() - self.run_info["start_us"] / 1e6)
             return max(0, offered - self._generator_read(query))
         last = self.metrics.last.get(query)
@@ -376,6 +388,7 @@ class Runner:
         try:
             while True:
                 self.start_session()
+                start_load_clock(self.run_dir, self.run_info)
                 self.start_query()
                 outcome = self._wait()
                 if outcome != "restart":

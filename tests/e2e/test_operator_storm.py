@@ -36,6 +36,7 @@ LOAD_S = 270  # long enough for the scatter, two readings and the move (about 17
 # enrich costs 25 ms a tuple: 12/s keeps one executor 30% busy, 36/s needs two at 70% target utilization
 GENERATOR = {"profile": "step", "rate": 12.0, "peak_rate": 36.0, "period": 60.0}
 MAX = {"spout": 1, "parse": 4, "enrich": 4, "aggregate": 4, "sink": 1}
+SHUFFLED = {s.name for s in APPS["pipeline"].stages if not s.by_word} | {"sink"}  # the components fed by shuffle
 
 
 @pytest.fixture(scope="module")
@@ -160,15 +161,14 @@ def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, 
     node_of_port = storm.node_of_port()
     wait_for("the topology scattered over both supervisors", lambda: _scatter(nimbus, node_of_port), timeout=120,
              every=5)
-    wait_for("every executor of a shuffled component, in either worker, to execute tuples", lambda: _all_fed(nimbus),
-             timeout=90, every=1)
+    fed = FedSinceNow(nimbus)  # polled with the move: the operator may move the topology before its workers report
 
     def moved_as_planned():
         moved = [e["message"] for e in json.loads(k.kubectl(
             "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP},reason=ExecutorsMoved", "-o",
             "json").stdout)["items"]]
         placement = app_status(k, ns).get("placement") or {}
-        if not moved or not placement.get("executors"):
+        if not fed() or not moved or not placement.get("executors"):
             return None
         planned = _by_node(placement["executors"].items())
         live = _by_node((f"{e.component_id}[{e.executor_info.task_start}-{e.executor_info.task_end}]",
@@ -176,12 +176,15 @@ def test_the_operator_lays_the_topology_out_by_its_traffic_plan(crds_installed, 
         return (placement, moved) if planned == live else None
 
     try:
-        placement, moved = wait_for("the operator to move the topology and Nimbus to run its plan", moved_as_planned,
-                                    timeout=240, every=2)
+        placement, moved = wait_for("every shuffled executor in either worker to execute tuples, the operator to move "
+                                    "the topology and Nimbus to run its plan", moved_as_planned, timeout=240, every=2)
     except AssertionError as err:  # say what the operator saw and what Storm ran
         events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
                            "custom-columns=REASON:.reason,MESSAGE:.message", check=False).stdout
-        raise AssertionError(f"{err}\nstatus.placement: {app_status(k, ns).get('placement')}\nevents:\n{events}\n"
+        load = read_source_state(topology) or {}
+        raise AssertionError(f"{err}\nexecutors of shuffled components: {fed.last}\nload: {load.get('offered')} of "
+                             f"{load.get('total')} records offered\n"
+                             f"status.placement: {app_status(k, ns).get('placement')}\nevents:\n{events}\n"
                              f"supervisors restarted: {storm.restarts}; Nimbus lists "
                              f"{len(nimbus.cluster().supervisors)}; logs in {storm.log_dir}") from None
     cuts = [re.search(r"between nodes ([\d.]+) -> ([\d.]+)", m) for m in moved]
@@ -211,18 +214,33 @@ def _scatter(nimbus, node_of_port) -> bool:
     return True
 
 
-def _all_fed(nimbus) -> bool:
-    """Every executor of a component fed by shuffle grouping executed tuples over 10 s. Storm 2's default shuffle is
-    locality-aware: the executors in the other worker than their sender would get none, and a scale-out that adds
-    them changes nothing (storm_apps.topology.LOAD_AWARE_OFF)."""
-    measured = traffic.measure(nimbus, nimbus.topology_id(APP), 10.0)
-    received: dict = {}
-    for (_, receiver), rate in measured.rates.items():
-        received[receiver] = received.get(receiver, 0.0) + rate
-    shuffled = {s.name for s in APPS["pipeline"].stages if not s.by_word} | {"sink"}
-    ours = {t: e for t, e in measured.executors.items() if e.component in shuffled}
-    spread = any(len({(e.host, e.port) for e in ours.values() if e.component == c}) > 1 for c in shuffled)
-    return spread and all(received.get(t, 0.0) > 0 for t in ours)  # spread: else the test proves nothing
+class FedSinceNow:
+    """Whether every executor of a component fed by shuffle grouping has executed tuples since this was made, in a
+    layout that spreads such a component over two workers. Storm 2's default shuffle is locality-aware: the
+    executors in the other worker than their sender would get none, and a scale-out that adds them changes nothing
+    (storm_apps.topology.LOAD_AWARE_OFF). Counts are cumulative from now, not a rate over a window: a worker reports
+    its counters every 10 s on its own phase, so a 10-s window can miss a worker that is fed."""
+
+    def __init__(self, nimbus):
+        self.nimbus = nimbus
+        self.base = self._executed()
+        self.seen = False
+        self.last: dict = {}  # (component, tasks, port) -> tuples executed since, as last read
+
+    def _executed(self) -> dict:
+        snap = traffic.snapshot(self.nimbus.info(APP))
+        return {(e.component, t, e.host, e.port): sum(snap.executed.get(t, {}).values())
+                for t, e in snap.executors.items() if e.component in SHUFFLED}
+
+    def __call__(self) -> bool:
+        if not self.seen:
+            # a worker restarted since counts from zero; an executor new to a slot too
+            since = {k: n - self.base.get(k, 0) if n >= self.base.get(k, 0) else n
+                     for k, n in self._executed().items()}
+            self.last = {(c, t, port): n for (c, t, _, port), n in since.items()}
+            spread = any(len({(h, p) for (c, _, h, p) in since if c == comp}) > 1 for comp in SHUFFLED)
+            self.seen = spread and all(n > 0 for n in since.values())  # spread: else it proves nothing
+        return self.seen
 
 
 def _by_node(pairs) -> set[frozenset[str]]:
