@@ -76,7 +76,7 @@ def snapshot(info, at: float | None = None) -> Snapshot:
     return snap
 
 
-def _delta(after: float, before: float) -> float:
+def counter_delta(after: float, before: float) -> float:
     return after - before if after >= before else after  # a restarted worker counts from zero
 
 
@@ -86,12 +86,12 @@ def traffic(before: Snapshot, after: Snapshot) -> Traffic:
     by_component: dict[str, list[Tasks]] = defaultdict(list)
     for tasks, ex in after.executors.items():
         by_component[ex.component].append(tasks)
-    emitted = {t: {s: _delta(n, before.emitted.get(t, {}).get(s, 0)) for s, n in streams.items()}
+    emitted = {t: {s: counter_delta(n, before.emitted.get(t, {}).get(s, 0)) for s, n in streams.items()}
                for t, streams in after.emitted.items()}
     rates: dict[tuple[Tasks, Tasks], float] = defaultdict(float)
     for receiver, counts in after.executed.items():
         for (component, stream), n in counts.items():
-            got = _delta(n, before.executed.get(receiver, {}).get((component, stream), 0))
+            got = counter_delta(n, before.executed.get(receiver, {}).get((component, stream), 0))
             senders = by_component.get(component, [])
             if got <= 0 or not senders:
                 continue
@@ -101,10 +101,10 @@ def traffic(before: Snapshot, after: Snapshot) -> Traffic:
                 share = sent[s] / total if total > 0 else 1 / len(senders)
                 if share > 0:
                     rates[(s, receiver)] += got * share / window
-    loads = {t: max(0.0, _delta(after.busy_ms.get(t, 0.0), before.busy_ms.get(t, 0.0))) / 1000 / window
+    loads = {t: max(0.0, counter_delta(after.busy_ms.get(t, 0.0), before.busy_ms.get(t, 0.0))) / 1000 / window
              for t in after.executors}
-    acked = _delta(after.acked, before.acked)
-    latency = _delta(after.complete_ms, before.complete_ms) / acked if acked > 0 else None
+    acked = counter_delta(after.acked, before.acked)
+    latency = counter_delta(after.complete_ms, before.complete_ms) / acked if acked > 0 else None
     return Traffic(window, dict(after.executors), dict(rates), loads, latency)
 
 

@@ -234,9 +234,8 @@ class FedSinceNow:
 
     def __call__(self) -> bool:
         if not self.seen:
-            # a worker restarted since counts from zero; an executor new to a slot too
-            since = {k: n - self.base.get(k, 0) if n >= self.base.get(k, 0) else n
-                     for k, n in self._executed().items()}
+            # an executor new to a slot counts from zero
+            since = {k: traffic.counter_delta(n, self.base.get(k, 0)) for k, n in self._executed().items()}
             self.last = {(c, t, port): n for (c, t, _, port), n in since.items()}
             spread = any(len({(h, p) for (c, _, h, p) in since if c == comp}) > 1 for comp in SHUFFLED)
             self.seen = spread and all(n > 0 for n in since.values())  # spread: else it proves nothing
