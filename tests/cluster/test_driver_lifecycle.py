@@ -47,7 +47,8 @@ def test_evicted_driver_is_replaced(running_app, namespace):
     evicted = {"status": {"phase": "Failed", "reason": "Evicted", "message": "The node was low on resource: memory."}}
     k.kubectl("patch", "pod", DRIVER, "-n", namespace, "--subresource=status", "--type=merge", "-p", json.dumps(evicted))
     _new_driver(k, namespace, old, "the evicted driver replaced")
-    replaced = events(k, namespace, "DriverReplaced")
+    # waited for: kopf posts the event from its own queue, not in step with the pod the next pass creates
+    replaced = wait_for("a DriverReplaced event", lambda: events(k, namespace, "DriverReplaced"))
     assert replaced and "failed (Evicted: The node was low on resource: memory.)" in replaced[0], replaced
 
 

@@ -90,20 +90,22 @@ def test_load_step_scales_out_in_place(crds_installed, ns, job):
     k = crds_installed
     port = free_port()
     with operator_in_process(k, ns, metrics_port=port):
-        up = wait_for("a realized scale-out in the StreamApp's history", lambda: next(
-            (d for d in app_status(k, ns).get("status", {}).get("history", [])
+        # spec.replicas from the same read as the scale-out: a later scale-in (30-s delay) writes it back to 1
+        up, replicas = wait_for("a realized scale-out in the StreamApp's history", lambda: next(
+            ((d, a["spec"].get("replicas")) for a in [app_status(k, ns)] for d in a.get("status", {}).get("history", [])
              if d["action"] == "scaleUp" and d["realized"]), None), timeout=300, every=2)
         assert up["from"] == 1 and up["to"] == 2 and "scale out" in up["reason"]
         assert up["inputs"], "the decision must carry the metrics it used"
         wait_for("the Spark job to run 2 executors", lambda: executors(job)["current"] == 2, timeout=120)
         yaml_text = k.kubectl("get", "streamapp", APP, "-n", ns, "-o", "yaml").stdout
         assert "scale out executors 1→2" in yaml_text or "scale out" in yaml_text
-        status = app_status(k, ns)["status"]
-        assert condition(status, "MetricsAvailable")["status"] == "True"
+        # waited for, not read once: a metrics hold (samples missing or stale) turns it False for a while
+        wait_for("MetricsAvailable=True", lambda: condition(app_status(k, ns)["status"], "MetricsAvailable")
+                 .get("status") == "True", timeout=60)
         # writing spec.replicas bumps the generation; the next evaluation reports it observed
         wait_for("status.observedGeneration to catch up", lambda: (a := app_status(k, ns))["status"].get(
             "observedGeneration") == a["metadata"]["generation"], timeout=60)
-        assert app_status(k, ns)["spec"]["replicas"] >= 2  # written through the scale subresource
+        assert (replicas or 0) >= 2  # written through the scale subresource
         # the operator's own metrics count the decisions and time the rescale
         text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
         assert re.search(r'elastream_operator_decisions_total\{action="scale",guard="\w*"\} [1-9]', text), text

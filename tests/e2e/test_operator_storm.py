@@ -129,9 +129,9 @@ def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topo
         (d for d in app_status(k, ns).get("history", []) if d["action"] == "scaleUp" and d["realized"]), None),
         timeout=300, every=2)
     assert "enrich" in up["reason"], up  # the 25 ms bolt is the one that cannot keep up
-    layout = wait_for("Nimbus to run enrich on more executors",
-                      lambda: (t := nimbus.topology(APP)) and t.executors()["enrich"] > 1 and t, timeout=120)
-    assert layout.status == "ACTIVE"
+    # ACTIVE in the same read: a later rebalance (a move, another rescale) leaves a snapshot REBALANCING for a while
+    wait_for("Nimbus to run enrich on more executors, ACTIVE", lambda: (t := nimbus.topology(APP))
+             and t.executors()["enrich"] > 1 and t.status == "ACTIVE", timeout=120)
     events = k.kubectl("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={APP}", "-o",
                        "json").stdout
     assert "enrich" in events and "Rescaled" in events
@@ -291,7 +291,8 @@ def test_a_supervisor_that_halts_is_started_again(storm):
 
     def back():
         new = next(d for d in storm.daemons if d.name == "supervisor-1").proc
-        if storm.restarts.get("supervisor-1", 0) != before + 1 or new.poll() is not None:
+        # at least once more: a supervisor may also halt by itself meanwhile
+        if storm.restarts.get("supervisor-1", 0) < before + 1 or new.poll() is not None:
             return None
         uptimes = [s.uptime_secs for s in nimbus.cluster().supervisors or []]
         return len(uptimes) == 2 and min(uptimes) < time.monotonic() - killed and uptimes
