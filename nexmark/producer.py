@@ -53,10 +53,14 @@ class NexmarkProducer:
         while self.sent < count:
             n = np.arange(self.sent, min(count, self.sent + CHUNK), dtype=np.int64)
             times = event_times_ms(self.profile, self.start_us, n)
-            for i, value, t in zip(n.tolist(), events.to_json(events.generate(self.seed, n, times)), times.tolist()):
+            for i, value, t in zip(n.tolist(), self.values(n, times), times.tolist()):
                 self._send(value, i % self.partitions, t)
             self.sent = int(n[-1]) + 1
             self._producer.poll(0)
+
+    def values(self, n: np.ndarray, times_ms: np.ndarray) -> list[bytes]:
+        """The records numbered n, offered at times_ms: Nexmark's events as JSON (a subclass writes others)."""
+        return events.to_json(events.generate(self.seed, n, times_ms))
 
     def flush(self, timeout_s: float = 30.0) -> None:
         """Until everything sent is acknowledged by the broker (raises the first delivery error)."""

@@ -67,7 +67,7 @@ MALFORMED = [
     ("both-policies", "StreamApp", {"spec.policy": {"mode": "advisor"}},
      "spec.policy", "set policyRef or policy, not both"),
     ("both-app-kinds", "StreamApp", {"spec.spark.application": {"builtin": "wordcount", "file": "/x.py"}},
-     "spec.spark.application", "exactly one of builtin or file"),
+     "spec.spark.application", "exactly one of builtin, file or mainApplicationFile"),
     ("kafka-without-section", "StreamApp", {"spec.spark.source": {"type": "kafka"}},
      "spec.spark.source.kafka", "kafka is required when type is kafka"),
     ("trace-profile-without-trace", "StreamApp", {"spec.spark.source": {"generator": {"profile": "trace"}}},

@@ -29,13 +29,37 @@ class Resources(ApiModel):
                         description='memory as Spark writes it: a whole number and a unit, e.g. "1g" or "768m"')
 
 
+class Deps(ApiModel):
+    """What the application needs beside its main file, as spark-operator's `deps` (spark-submit's --jars,
+    --py-files, --files)."""
+
+    jars: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
+        default_factory=list, max_length=64, description="jars added to the driver's and executors' classpath")
+    py_files: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
+        default_factory=list, max_length=64, description=".py, .zip or .egg files put on the PYTHONPATH")
+    files: list[Annotated[str, Field(min_length=1, max_length=1024)]] = Field(
+        default_factory=list, max_length=64, description="files placed in each executor's working directory")
+
+
+APP_KINDS = "exactly one of builtin, file or mainApplicationFile must be set"
+
+
 class Application(ApiModel):
     rules = (
         Rule(
-            "has(self.builtin) != has(self.file)",
-            "exactly one of builtin or file must be set",
-            lambda a: (a.builtin is None) != (a.file is None),
+            "(has(self.builtin) ? 1 : 0) + (has(self.file) ? 1 : 0) + (has(self.mainApplicationFile) ? 1 : 0) == 1",
+            APP_KINDS,
+            lambda a: sum(x is not None for x in (a.builtin, a.file, a.main_application_file)) == 1,
         ),
+        Rule("has(self.mainApplicationFile) == has(self.type)",
+             "type (Python, Scala or Java) goes with mainApplicationFile, and only with it",
+             lambda a: (a.main_application_file is None) == (a.type is None), ".type"),
+        Rule("!has(self.type) || (self.type == 'Python') != has(self.mainClass)",
+             "mainClass is required for a Scala or Java application, and not used by a Python one",
+             lambda a: a.type is None or (a.type == "Python") != (a.main_class is not None), ".mainClass"),
+        Rule("has(self.mainApplicationFile) || (size(self.arguments) == 0 && !has(self.deps))",
+             "arguments and deps go with mainApplicationFile (a file's build() takes args)",
+             lambda a: a.main_application_file is not None or (not a.arguments and a.deps is None), ".arguments"),
     )
 
     builtin: Literal["wordcount", "identity", "repartition", "fixwindow", "nexmark-q1", "nexmark-q2", "nexmark-q3",
@@ -49,10 +73,29 @@ class Application(ApiModel):
         f"in the image, or on the shared volume under {DATA_PATH}")
     args: list[Annotated[str, Field(max_length=4096)]] = Field(
         default_factory=list, max_length=64, description="arguments passed to the file's build()")
+    type: Literal["Python", "Scala", "Java"] | None = Field(
+        None, description="the language of mainApplicationFile, as spark-operator's SparkApplication says it")
+    main_application_file: str | None = Field(
+        None, min_length=1, max_length=1024, pattern=r"^(local://)?[^\s]+$",
+        description="a Spark application as you already run it (docs/your-app.md): a .py file or a jar, unchanged. "
+        "local:///path or /path: in the image or on the shared volume; a relative path: beside the manifest (the "
+        "local mode, elastream run)")
+    main_class: str | None = Field(None, min_length=1, max_length=512, pattern=r"^[A-Za-z_$][\w$.]*$",
+                                   description="the main class of a Scala or Java application")
+    arguments: list[Annotated[str, Field(max_length=4096)]] = Field(
+        default_factory=list, max_length=256, description="the application's own arguments; $(VAR) is replaced by "
+        "the environment variable VAR, as Kubernetes does (elastream run sets KAFKA_BOOTSTRAP_SERVERS and "
+        "ELASTREAM_WORKDIR)")
+    deps: Deps | None = Field(None, description="jars, pyFiles and files the application needs")
     record_cost: Duration | None = Field(
         None, description="time each input record holds the task that reads it, as a call to an outside service per record "
         "would (it waits, it does not compute), e.g. 250us: one executor core then carries at most 1/recordCost "
         "records/s on any machine. Unset: none")
+
+    @property
+    def is_users(self) -> bool:
+        """A user's own application (mainApplicationFile), run as it is, instrumented by the plugin."""
+        return self.main_application_file is not None
 
 
 class ExecutorRange(ApiModel):

@@ -17,6 +17,7 @@ class LocalApp:
     spec: StreamAppSpec
     policy: ElasticityPolicySpec
     policy_name: str  # "inline", "default" or the ElasticityPolicy's name
+    directory: Path = Path(".")  # the manifest's: a relative mainApplicationFile is found from it
 
 
 def _read(path: Path) -> tuple[list, dict]:
@@ -49,7 +50,9 @@ def load(path: Path) -> LocalApp:
     apps, policies = _read(path)
     if len(apps) != 1:
         raise UserError(f"{path}: expected exactly one StreamApp, found {len(apps)}")
-    return with_policy(path, *apps[0], policies)
+    app = with_policy(path, *apps[0], policies)
+    app.directory = path.resolve().parent
+    return app
 
 
 def load_policy(path: Path) -> tuple[str, ElasticityPolicySpec, StreamAppSpec | None]:

@@ -28,10 +28,16 @@ class SparkEngine:
         return SparkPlacement()
 
     def local_job(self, app, workdir: Path, duration_s: float):
+        if app.spec.spark.application.is_users:
+            from elastream.engines.spark import users_app
+
+            users_app.check_runnable(app)
+            return users_app.UsersAppLocalJob(app, workdir, duration_s)
         from elastream.engines.spark.local import SparkLocalJob, check_runnable
 
         check_runnable(app)
         return SparkLocalJob(app, workdir, duration_s)
 
     def describe(self, spec) -> str:
-        return spec.spark.application.builtin or spec.spark.application.file
+        application = spec.spark.application
+        return application.builtin or application.file or f"{application.type} {application.main_application_file}"

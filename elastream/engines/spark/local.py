@@ -35,7 +35,8 @@ def check_runnable(app: LocalApp) -> None:
     if spec.attach is not None:
         raise ManifestError(app.name, ["spec.spark.attach: the local mode starts its own job; remove attach"])
     if spec.application.builtin is None:
-        raise ManifestError(app.name, ["spec.spark.application.file: the local mode runs the built-in apps only"])
+        raise ManifestError(app.name, ["spec.spark.application.file: the local mode runs the built-in apps and "
+                                       "mainApplicationFile, not a build() file"])
     if spec.source.type == "kafka":
         raise ManifestError(app.name, ["spec.spark.source.type: the local mode starts its own source: generator, or "
                                        "nexmark (a Kafka broker fed Nexmark events)"])
@@ -45,6 +46,8 @@ def check_runnable(app: LocalApp) -> None:
 
 
 class SparkLocalJob:
+    LOG = "runner.log"  # the driver's output, in the work directory
+
     def __init__(self, app: LocalApp, workdir: Path, duration_s: float):
         self.app, self.workdir, self.duration_s = app, Path(workdir), duration_s
         self.token = secrets.token_urlsafe(24)
@@ -109,7 +112,7 @@ class SparkLocalJob:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.runner.poll() is not None:
-                raise RuntimeError(f"the runner exited with {self.runner.returncode}; see {self.workdir / 'runner.log'}")
+                raise RuntimeError(f"the driver exited with {self.runner.returncode}; see {self.workdir / self.LOG}")
             try:
                 if requests.get(f"{self.control_url}/healthz", timeout=2).ok:
                     requests.get(self.metrics_url, timeout=2).raise_for_status()
@@ -117,7 +120,7 @@ class SparkLocalJob:
             except requests.RequestException:
                 pass
             time.sleep(0.5)
-        raise TimeoutError(f"the runner was not ready after {timeout_s:.0f}s; see {self.workdir / 'runner.log'}")
+        raise TimeoutError(f"the driver was not ready after {timeout_s:.0f}s; see {self.workdir / self.LOG}")
 
     def describe(self) -> str:
         feed = f", {self.feed.describe()}" if self.feed is not None else ""

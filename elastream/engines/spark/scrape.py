@@ -65,6 +65,7 @@ class ScrapeMetricsSource:
         self.url, self.app, self.max_parallelism, self.timeout_s = url, app, max_parallelism, timeout_s
         self.executor_cores = executor_cores
         self.last_values: dict[str, float | None] = {}
+        self.last_samples: dict[str, dict[str, float]] = {}  # every sample of the app in the last scrape, by name
         self.sampled_at: float | None = None
 
     def values(self) -> dict[str, float | None]:
@@ -74,6 +75,7 @@ class ScrapeMetricsSource:
         except requests.RequestException as err:
             raise MetricsUnavailable(f"metrics endpoint {self.url} unreachable: {type(err).__name__}") from err
         samples, stamped = parse_timed_samples(resp.text, self.app)
+        self.last_samples = samples
         self.last_values, self.sampled_at = job_values(samples), stamped or time.time()
         return self.last_values
 

@@ -1,0 +1,73 @@
+package io.elastream.spark;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * What the plugin knows of one streaming query: its last batch, the interval since the batch before, and its
+ * counters. Latency is measured where the query has an event-time watermark (Spark then reports each batch's
+ * event-time minimum and average); without one it is estimated from the batches' timing (see latencyMeasured()).
+ */
+public final class QueryState {
+    private QueryProgress last;
+    private double intervalSeconds;
+    private long records;
+    private long batches;
+
+    public synchronized void update(QueryProgress p) {
+        if (last != null && p.batchId() > last.batchId()) {
+            intervalSeconds = Duration.between(last.triggeredAt(), p.triggeredAt()).toNanos() / 1e9;
+        } else if (last == null || p.batchId() < last.batchId()) {
+            intervalSeconds = 0;  // the first batch, or a restarted query: no interval yet
+        }
+        last = p;
+        records += p.inputRows();
+        batches += 1;
+    }
+
+    public synchronized Snapshot snapshot() {
+        return last == null ? null : new Snapshot(last, intervalSeconds, records, batches);
+    }
+
+    /** One consistent reading of a query for a scrape. */
+    public record Snapshot(QueryProgress last, double measuredInterval, long records, long batches) {
+        /**
+         * Seconds between the starts of the last two batches: the trigger interval while the query keeps up (or
+         * more, when Spark skips batches without data), the batch duration when it runs batches back to back
+         * (overloaded, or a trigger of 0). Before the second batch: the first batch's duration.
+         */
+        public double interval() {
+            return measuredInterval > 0 ? measuredInterval : Math.max(last.batchSeconds(), 1e-3);
+        }
+
+        public boolean latencyMeasured() {
+            return last.eventTimeMin() != null;
+        }
+
+        /** Median end-to-end latency, event time to the batch's commit. */
+        public double latencyP50() {
+            if (latencyMeasured() && last.eventTimeAvg() != null) {
+                return seconds(last.eventTimeAvg(), last.committedAt());
+            }
+            return interval() / 2 + last.batchSeconds() + queued();
+        }
+
+        /** 99th percentile end-to-end latency: from the batch's oldest event time to its commit. */
+        public double latencyP99() {
+            if (latencyMeasured()) {
+                return seconds(last.eventTimeMin(), last.committedAt());
+            }
+            // a record that arrived just after the previous batch was planned waits one interval, then its batch
+            return 0.99 * interval() + last.batchSeconds() + queued();
+        }
+
+        /** Seconds the records left behind by admission control wait at the measured processing rate. */
+        private double queued() {
+            return last.processingRate() > 0 ? last.offsetsBehind() / last.processingRate() : 0.0;
+        }
+
+        private static double seconds(Instant from, Instant to) {
+            return Math.max(0.0, Duration.between(from, to).toNanos() / 1e9);
+        }
+    }
+}
