@@ -23,6 +23,10 @@ def reconcile(body: dict[str, Any], spec: StreamAppSpec, *, all_objects: bool) -
     generation = body["metadata"].get("generation", 0)
     if spec.spark.attach is not None:
         return attached(spec, spec.spark.attach.control_url, generation)
+    if spec.spark.application.is_users:  # nothing is created: say why, once per generation
+        message = ("spec.spark.application.mainApplicationFile: a user's own application runs in the local mode "
+                   "for now (elastream run); managed and attach modes for it are not built yet (docs/your-app.md)")
+        return Reconciled([message], lambda st: failed_status(st, message, generation))
     if spec.spark.source.type == "nexmark":  # nothing is created: say why, once per generation
         message = ("spec.spark.source.type: nexmark runs in the local mode only (elastream run starts its Kafka "
                    "broker and producer); in a cluster use type kafka, with a broker the job can reach")
