@@ -114,6 +114,7 @@ class UsersAppLocalJob(SparkLocalJob):
         spark, application = self.app.spec.spark, self.app.spec.spark.application
         deps = application.deps
         conf = {**plugin_conf(self.app.name, spark, self.metrics_port, self.control_port, str(token_file)),
+                "spark.elastream.kafka.bootstrapServers": self.broker.bootstrap_servers,
                 "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                 "spark.ui.enabled": "false", **spark.conf}
         user_jars = list(deps.jars) if deps else []

@@ -35,14 +35,35 @@ public class ElastreamPlugin implements SparkPlugin {
         private HttpServer metricsServer;
         private HttpServer controlServer;
         private ScheduledExecutorService timer;
+        private LatestOffsets source;
+
+        /** The broker's offsets where the user named it and kafka-clients is on the classpath; else null. */
+        private static LatestOffsets latestOffsets(Settings s) {
+            if (!s.kafka().containsKey("bootstrap.servers")) {
+                return null;
+            }
+            try {
+                return new KafkaLatestOffsets(s.kafka());
+            } catch (LinkageError e) {  // no kafka-clients: the application does not read Kafka through Spark
+                LOG.warn("elastream: {}kafka.bootstrapServers is set but kafka-clients is not on the classpath: "
+                        + "backlog as each batch was planned", Settings.PREFIX);
+                return null;
+            }
+        }
 
         @Override
         public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
-            Settings s = Settings.read(key -> sc.getConf().getOption(key).getOrElse(() -> null), System.getenv());
+            java.util.List<String> kafkaKeys = new java.util.ArrayList<>();
+            for (scala.Tuple2<String, String> kv : sc.getConf().getAllWithPrefix(Settings.KAFKA)) {
+                kafkaKeys.add(Settings.KAFKA + kv._1());
+            }
+            Settings s = Settings.read(key -> sc.getConf().getOption(key).getOrElse(() -> null), System.getenv(),
+                    kafkaKeys);
             ExecutorPool pool = s.inPlace()
                     ? new ExecutorPool(new SparkCluster(sc), s.minExecutors(), s.maxExecutors(), s.initialExecutors())
                     : null;
-            StreamingMetrics metrics = new StreamingMetrics(s.app(), pool);
+            source = latestOffsets(s);
+            StreamingMetrics metrics = new StreamingMetrics(s.app(), pool, source);
             sc.addSparkListener(new ProgressListener(metrics));
             try {
                 metricsServer = Endpoints.metrics(s.bindAddress(), s.metricsPort(), metrics::render);
@@ -89,6 +110,9 @@ public class ElastreamPlugin implements SparkPlugin {
             }
             if (metricsServer != null) {
                 metricsServer.stop(0);
+            }
+            if (source != null) {
+                source.close();
             }
         }
     }

@@ -3,12 +3,15 @@ package io.elastream.spark;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 
 /**
  * One micro-batch's progress, read from Spark's own StreamingQueryProgress JSON (the same document every query's
  * listener gets): only the fields the policies need, so the rest of the plugin never touches Spark's classes.
+ * Offsets are read where a source reports them as {topic: {partition: offset}} (Kafka's, and any source that
+ * reports partitioned offsets the same way).
  */
 public record QueryProgress(
         String query,
@@ -23,9 +26,8 @@ public record QueryProgress(
         Instant eventTimeAvg,
         long stateRows,
         long stateBytes,
-        long offsetsBehind,
-        long offsetsRead,
-        int partitions) {
+        Map<String, Map<Integer, Long>> endOffsets,
+        Map<String, Map<Integer, Long>> latestOffsets) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -48,26 +50,77 @@ public record QueryProgress(
             stateRows += op.path("numRowsTotal").asLong(0);
             stateBytes += op.path("memoryUsedBytes").asLong(0);
         }
-        long behind = 0;
-        long read = 0;
-        int partitions = 0;
+        Map<String, Map<Integer, Long>> end = new HashMap<>();
+        Map<String, Map<Integer, Long>> latest = new HashMap<>();
         for (JsonNode source : p.path("sources")) {
-            Offsets end = Offsets.of(source.get("endOffset"));
-            Offsets latest = Offsets.of(source.get("latestOffset"));
-            behind += latest.behind(end);
-            read += end.behind(new Offsets(null));
-            partitions += latest.partitions();
+            addOffsets(source.get("endOffset"), end);
+            addOffsets(source.get("latestOffset"), latest);
         }
         JsonNode eventTime = p.path("eventTime");
-        return new QueryProgress(query, p.path("id").asText(""), p.path("batchId").asLong(), Instant.parse(p.get("timestamp").asText()),
-                batchMillis(p) / 1000.0, p.path("numInputRows").asLong(0), finite(p.path("inputRowsPerSecond")),
-                finite(p.path("processedRowsPerSecond")), instant(eventTime.get("min")),
-                instant(eventTime.get("avg")), stateRows, stateBytes, behind, read, partitions);
+        return new QueryProgress(query, p.path("id").asText(""), p.path("batchId").asLong(),
+                Instant.parse(p.get("timestamp").asText()), batchMillis(p) / 1000.0, p.path("numInputRows").asLong(0),
+                finite(p.path("inputRowsPerSecond")), finite(p.path("processedRowsPerSecond")),
+                instant(eventTime.get("min")), instant(eventTime.get("avg")), stateRows, stateBytes, end, latest);
     }
 
     /** When the batch committed: every record it read reached the sink then. */
     public Instant committedAt() {
         return triggeredAt.plusNanos((long) (batchSeconds * 1e9));
+    }
+
+    /** Offsets behind the latest as the batch was planned, summed over partitions. */
+    public long offsetsBehind() {
+        return behind(latestOffsets, endOffsets);
+    }
+
+    /** The batch's end offsets, summed (Kafka: the records read, for topics that start at 0). */
+    public long offsetsRead() {
+        return behind(endOffsets, Map.of());
+    }
+
+    public int partitions() {
+        return latestOffsets.values().stream().mapToInt(Map::size).sum();
+    }
+
+    /** How far `ahead` is past `end`, summed over ahead's partitions (one that `end` lacks counts from 0). */
+    public static long behind(Map<String, Map<Integer, Long>> ahead, Map<String, Map<Integer, Long>> end) {
+        long total = 0;
+        for (Map.Entry<String, Map<Integer, Long>> topic : ahead.entrySet()) {
+            Map<Integer, Long> done = end.getOrDefault(topic.getKey(), Map.of());
+            for (Map.Entry<Integer, Long> part : topic.getValue().entrySet()) {
+                total += Math.max(0, part.getValue() - done.getOrDefault(part.getKey(), 0L));
+            }
+        }
+        return total;
+    }
+
+    private static void addOffsets(JsonNode node, Map<String, Map<Integer, Long>> into) {
+        JsonNode tree = node;
+        if (node != null && node.isTextual()) {  // Spark writes offsets it cannot parse as JSON text
+            try {
+                tree = JSON.readTree(node.asText());
+            } catch (Exception e) {
+                return;
+            }
+        }
+        if (tree == null || !tree.isObject()) {
+            return;
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> t = tree.fields(); t.hasNext(); ) {
+            Map.Entry<String, JsonNode> topic = t.next();
+            if (!topic.getValue().isObject()) {
+                continue;  // e.g. the generator's {"seq": n}: no partitions
+            }
+            for (Iterator<Map.Entry<String, JsonNode>> p = topic.getValue().fields(); p.hasNext(); ) {
+                Map.Entry<String, JsonNode> part = p.next();
+                try {
+                    into.computeIfAbsent(topic.getKey(), k -> new HashMap<>())
+                            .put(Integer.parseInt(part.getKey()), part.getValue().asLong(0));
+                } catch (NumberFormatException e) {
+                    // not a partition number: not offsets we can read
+                }
+            }
+        }
     }
 
     private static long batchMillis(JsonNode p) {
@@ -90,69 +143,6 @@ public record QueryProgress(
             return Instant.parse(n.asText());
         } catch (RuntimeException e) {
             return null;
-        }
-    }
-
-    /**
-     * A source's offsets when they are {topic: {partition: offset}} (Kafka's, and any source that reports
-     * partitioned offsets the same way), kept as JSON text or a JSON object in the progress.
-     */
-    private record Offsets(JsonNode byTopic) {
-        static Offsets of(JsonNode node) {
-            if (node == null || node.isNull()) {
-                return new Offsets(null);
-            }
-            JsonNode tree = node;
-            if (node.isTextual()) {
-                try {
-                    tree = JSON.readTree(node.asText());
-                } catch (Exception e) {
-                    return new Offsets(null);
-                }
-            }
-            return new Offsets(tree != null && tree.isObject() ? tree : null);
-        }
-
-        int partitions() {
-            int n = 0;
-            for (JsonNode parts : topics()) {
-                n += parts.size();
-            }
-            return n;
-        }
-
-        /** Offsets this one is ahead of `end`, summed over partitions (a partition `end` lacks counts from 0). */
-        long behind(Offsets end) {
-            long total = 0;
-            if (byTopic == null) {
-                return 0;
-            }
-            for (Iterator<Map.Entry<String, JsonNode>> t = byTopic.fields(); t.hasNext(); ) {
-                Map.Entry<String, JsonNode> topic = t.next();
-                if (!topic.getValue().isObject()) {
-                    continue;
-                }
-                JsonNode endParts = end.byTopic == null ? null : end.byTopic.get(topic.getKey());
-                for (Iterator<Map.Entry<String, JsonNode>> p = topic.getValue().fields(); p.hasNext(); ) {
-                    Map.Entry<String, JsonNode> part = p.next();
-                    long done = endParts == null ? 0 : endParts.path(part.getKey()).asLong(0);
-                    total += Math.max(0, part.getValue().asLong(0) - done);
-                }
-            }
-            return total;
-        }
-
-        private Iterable<JsonNode> topics() {
-            if (byTopic == null) {
-                return java.util.List.of();
-            }
-            java.util.List<JsonNode> out = new java.util.ArrayList<>();
-            byTopic.forEach(v -> {
-                if (v.isObject()) {
-                    out.add(v);
-                }
-            });
-            return out;
         }
     }
 }

@@ -44,26 +44,26 @@ public final class QueryState {
             return last.eventTimeMin() != null;
         }
 
-        /** Median end-to-end latency, event time to the batch's commit. */
-        public double latencyP50() {
+        /** Median end-to-end latency, event time to the batch's commit; `behind`: the records still to read. */
+        public double latencyP50(long behind) {
             if (latencyMeasured() && last.eventTimeAvg() != null) {
                 return seconds(last.eventTimeAvg(), last.committedAt());
             }
-            return interval() / 2 + last.batchSeconds() + queued();
+            return interval() / 2 + last.batchSeconds() + queued(behind);
         }
 
         /** 99th percentile end-to-end latency: from the batch's oldest event time to its commit. */
-        public double latencyP99() {
+        public double latencyP99(long behind) {
             if (latencyMeasured()) {
                 return seconds(last.eventTimeMin(), last.committedAt());
             }
             // a record that arrived just after the previous batch was planned waits one interval, then its batch
-            return 0.99 * interval() + last.batchSeconds() + queued();
+            return 0.99 * interval() + last.batchSeconds() + queued(behind);
         }
 
-        /** Seconds the records left behind by admission control wait at the measured processing rate. */
-        private double queued() {
-            return last.processingRate() > 0 ? last.offsetsBehind() / last.processingRate() : 0.0;
+        /** Seconds the records not read yet wait at the measured processing rate. */
+        private double queued(long behind) {
+            return last.processingRate() > 0 ? behind / last.processingRate() : 0.0;
         }
 
         private static double seconds(Instant from, Instant to) {

@@ -12,12 +12,18 @@ import java.util.function.UnaryOperator;
  * Read from a key lookup so it is tested without a SparkConf.
  */
 public record Settings(String app, String bindAddress, int metricsPort, int controlPort, String token,
-                       int minExecutors, int maxExecutors, int initialExecutors, boolean inPlace) {
+                       int minExecutors, int maxExecutors, int initialExecutors, boolean inPlace,
+                       Map<String, String> kafka) {
 
     public static final String PREFIX = "spark.elastream.";
 
-    /** conf: key -> value or null; env: the process environment (the token may come from it). */
-    public static Settings read(UnaryOperator<String> conf, Map<String, String> env) {
+    public static final String KAFKA = PREFIX + "kafka.";
+
+    /**
+     * conf: key -> value or null; env: the process environment (the token may come from it); kafkaKeys: the conf's
+     * keys under spark.elastream.kafka. (a Kafka consumer's properties, bootstrapServers as bootstrap.servers).
+     */
+    public static Settings read(UnaryOperator<String> conf, Map<String, String> env, Iterable<String> kafkaKeys) {
         String app = or(conf.apply(PREFIX + "app"), or(conf.apply("spark.app.name"), "spark"));
         int initial = integer(conf, PREFIX + "executors.initial",
                 integer(conf, "spark.executor.instances", integer(conf, PREFIX + "executors.min", 1)));
@@ -28,7 +34,23 @@ public record Settings(String app, String bindAddress, int metricsPort, int cont
         return new Settings(app, or(conf.apply(PREFIX + "bindAddress"), "0.0.0.0"),
                 integer(conf, PREFIX + "metrics.port", 9108), integer(conf, PREFIX + "control.port", 9109),
                 token(conf.apply(PREFIX + "control.tokenFile"), env), Math.max(1, min), max, initial,
-                inPlacePossible(master) && !dynamic);
+                inPlacePossible(master) && !dynamic, kafka(conf, kafkaKeys));
+    }
+
+    public static Settings read(UnaryOperator<String> conf, Map<String, String> env) {
+        return read(conf, env, java.util.List.of(KAFKA + "bootstrapServers"));
+    }
+
+    private static Map<String, String> kafka(UnaryOperator<String> conf, Iterable<String> keys) {
+        Map<String, String> props = new java.util.TreeMap<>();
+        for (String key : keys) {
+            String value = conf.apply(key);
+            if (key.startsWith(KAFKA) && value != null && !value.isBlank()) {
+                String prop = key.substring(KAFKA.length());
+                props.put("bootstrapServers".equals(prop) ? "bootstrap.servers" : prop, value.strip());
+            }
+        }
+        return props;
     }
 
     /** Executors can be added and removed without a restart: standalone, local-cluster, Kubernetes; not local[N]. */

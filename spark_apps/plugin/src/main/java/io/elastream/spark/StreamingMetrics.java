@@ -1,6 +1,9 @@
 package io.elastream.spark;
 
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToDoubleFunction;
@@ -11,14 +14,21 @@ import java.util.function.ToDoubleFunction;
  * unchanged.
  */
 public final class StreamingMetrics {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StreamingMetrics.class);
     private final String app;
     private final ExecutorPool executors;  // null: this driver's executors are not elastream's to count
+    private final LatestOffsets source;  // null: backlog as the last batch was planned
     private final Map<String, QueryState> queries = new ConcurrentHashMap<>();
     private final Map<String, String> names = new ConcurrentHashMap<>();  // query id -> the `query` label
 
     public StreamingMetrics(String app, ExecutorPool executors) {
+        this(app, executors, null);
+    }
+
+    public StreamingMetrics(String app, ExecutorPool executors, LatestOffsets source) {
         this.app = app;
         this.executors = executors;
+        this.source = source;
     }
 
     public void onStarted(String id, String name) {
@@ -46,6 +56,7 @@ public final class StreamingMetrics {
                 now.put(q, snap);
             }
         });
+        Map<String, Long> behind = backlog(now);
         Exposition e = new Exposition();
         gauge(e, now, "elastream_input_rate", "records/s offered to the query (Spark inputRowsPerSecond)",
                 s -> s.last().inputRate());
@@ -56,16 +67,17 @@ public final class StreamingMetrics {
         gauge(e, now, "elastream_trigger_interval_seconds", "seconds between the starts of the last two "
                 + "micro-batches (the trigger interval while the query keeps up)", QueryState.Snapshot::interval);
         gauge(e, now, "elastream_latency_p50_seconds", "end-to-end latency, event time to sink, median",
-                QueryState.Snapshot::latencyP50);
+                snap -> snap.latencyP50(behind.get(snap.last().query())));
         gauge(e, now, "elastream_latency_p99_seconds", "end-to-end latency, event time to sink, 99th pct",
-                QueryState.Snapshot::latencyP99);
+                snap -> snap.latencyP99(behind.get(snap.last().query())));
         gauge(e, now, "elastream_latency_measured", "1: latency from the batch's event times (a watermark); 0: "
                 + "estimated from the batches' timing", s -> s.latencyMeasured() ? 1 : 0);
         gauge(e, now, "elastream_state_rows", "rows in the state stores", s -> s.last().stateRows());
         gauge(e, now, "elastream_state_bytes", "memory used by the state stores", s -> s.last().stateBytes());
         gauge(e, now, "elastream_batch_id", "id of the last completed micro-batch", s -> s.last().batchId());
         gauge(e, now, "elastream_backlog_records", "records offered but not yet read: offsets behind the latest, "
-                + "summed over partitions, when the last batch was planned", s -> s.last().offsetsBehind());
+                + "summed over partitions (the broker's now where the plugin can ask it, else as the last batch was "
+                + "planned)", snap -> behind.get(snap.last().query()));
         gauge(e, now, "elastream_source_end_offsets", "the last batch's end offsets, summed over partitions (Kafka: "
                 + "the records read, for topics that start at offset 0)", s -> s.last().offsetsRead());
         Map<String, QueryState.Snapshot> partitioned = new TreeMap<>(now);
@@ -78,6 +90,35 @@ public final class StreamingMetrics {
             executorFamilies(e);
         }
         return e.toString();
+    }
+
+    /**
+     * Per query, the offsets its last batch ended at behind the source's latest: asked of the source now where the
+     * plugin can (a batch running long is falling behind already), else as the last batch was planned.
+     */
+    private Map<String, Long> backlog(Map<String, QueryState.Snapshot> now) {
+        Map<String, Long> out = new HashMap<>();
+        now.forEach((q, snap) -> out.put(q, snap.last().offsetsBehind()));
+        if (source == null) {
+            return out;
+        }
+        Map<String, Set<Integer>> wanted = new HashMap<>();
+        now.values().forEach(snap -> snap.last().latestOffsets().forEach((topic, parts) ->
+                wanted.computeIfAbsent(topic, t -> new HashSet<>()).addAll(parts.keySet())));
+        if (wanted.isEmpty()) {
+            return out;
+        }
+        try {
+            Map<String, Map<Integer, Long>> latest = source.latest(wanted);
+            now.forEach((q, snap) -> {
+                Map<String, Map<Integer, Long>> mine = new HashMap<>();
+                snap.last().latestOffsets().keySet().forEach(t -> mine.put(t, latest.getOrDefault(t, Map.of())));
+                out.put(q, Math.max(QueryProgress.behind(mine, snap.last().endOffsets()), snap.last().offsetsBehind()));
+            });
+        } catch (RuntimeException e) {  // unreachable for now: the offsets the last batch saw
+            LOG.debug("elastream: latest offsets unavailable: {}", e.toString());
+        }
+        return out;
     }
 
     private void executorFamilies(Exposition e) {

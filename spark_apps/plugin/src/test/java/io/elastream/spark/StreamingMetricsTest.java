@@ -102,6 +102,33 @@ class StreamingMetricsTest {
     }
 
     @Test
+    void theBacklogIsAskedOfTheBrokerAtScrapeTimeWhereThePluginCan() {
+        java.util.List<java.util.Map<String, java.util.Set<Integer>>> asked = new java.util.ArrayList<>();
+        LatestOffsets broker = new LatestOffsets() {
+            @Override
+            public java.util.Map<String, java.util.Map<Integer, Long>> latest(
+                    java.util.Map<String, java.util.Set<Integer>> partitions) {
+                asked.add(partitions);
+                if (asked.size() > 1) {
+                    throw new IllegalStateException("broker down");
+                }
+                return java.util.Map.of("words", java.util.Map.of(0, 1150L, 1, 120L, 2, 530L));
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        StreamingMetrics m = new StreamingMetrics("wc", null, broker);
+        m.onProgress(QueryProgress.parse(kafkaProgress(5, "2026-12-07T20:00:00.000Z", 1500, null)));
+        String page = m.render();
+        // what arrived during the batch counts: 1000 + 0 + 530 past the end offsets (150, 120, none read)
+        assertEquals(1530, sample(page, "elastream_backlog_records"));
+        assertEquals(java.util.Map.of("words", java.util.Set.of(0, 1, 2)), asked.get(0));
+        assertEquals(80, sample(m.render(), "elastream_backlog_records"));  // unreachable: as the batch was planned
+    }
+
+    @Test
     void settingsDefaultToTheAppAndItsExecutorInstances() {
         java.util.Map<String, String> conf = java.util.Map.of("spark.app.name", "wc", "spark.executor.instances", "2",
                 "spark.master", "spark://h:7077", "spark.elastream.executors.max", "5");
@@ -115,5 +142,9 @@ class StreamingMetricsTest {
         assertFalse(Settings.read(java.util.Map.of("spark.master", "local[2]")::get, java.util.Map.of()).inPlace());
         assertThrows(IllegalArgumentException.class, () -> Settings.read(
                 java.util.Map.of("spark.elastream.metrics.port", "x")::get, java.util.Map.of()));
+        java.util.Map<String, String> kafka = java.util.Map.of("spark.elastream.kafka.bootstrapServers", "b:9092",
+                "spark.elastream.kafka.security.protocol", "SSL");
+        assertEquals(java.util.Map.of("bootstrap.servers", "b:9092", "security.protocol", "SSL"),
+                Settings.read(kafka::get, java.util.Map.of(), kafka.keySet()).kafka());
     }
 }
