@@ -4,6 +4,7 @@ Central). Cached under ~/.cache/elastream/spark-jars/<key>/, keyed by the pom fi
 module: only the first use builds (about a minute with an empty ~/.m2: Maven resolves Spark to compile against).
 
     python -m spark_apps.jars          # build if needed; print spark.jars (comma-separated)
+    python -m spark_apps.jars --dir    # build if needed; print the directory (plugin/, kafka/)
 """
 from __future__ import annotations
 
@@ -92,4 +93,4 @@ def _build(home: Path) -> None:
 
 
 if __name__ == "__main__":
-    print(",".join(str(p) for p in spark_jars()))
+    print(jars_dir() if sys.argv[1:] == ["--dir"] else ",".join(str(p) for p in spark_jars()))

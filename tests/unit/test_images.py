@@ -221,12 +221,15 @@ def test_dockerignore_semantics():
 def test_the_project_dockerfiles_are_in_the_supported_subset_and_install_dependencies_before_the_code(tmp_path):
     plans = {}
     named = write(tmp_path / "named" / "lib" / "storm-core.jar", "x").parent.parent  # stands in for ${storm.home}
+    jars = write(tmp_path / "spark-jars" / "plugin" / "elastream-spark-plugin-0.1.0.jar", "x").parent.parent
+    write(jars / "kafka" / "kafka-clients-3.9.2.jar", "x")  # stands in for spark_apps.jars' directory
+    named_as = {"spark-jars": jars}
     for spec in IMAGES.values():
         if callable(spec.context):            # pause and coredns need a binary built first
             parse((ROOT / spec.dockerfile).read_text(), spec.dockerfile)
             continue
         plans[spec.name] = p = plan(spec.name, spec.ref, ROOT / spec.dockerfile, ROOT / spec.context,
-                                    source=spec.dockerfile, contexts={n: named for n, _ in spec.contexts})
+                                    source=spec.dockerfile, contexts={n: named_as.get(n, named) for n, _ in spec.contexts})
         copies = [s for s in p.steps if s.kind == "copy"]
         for s in copies:                      # nothing copied into an image drags caches along
             assert not any("__pycache__" in e.rel or e.rel.endswith(".pyc") for src in s.sources
@@ -249,6 +252,7 @@ def test_the_project_dockerfiles_are_in_the_supported_subset_and_install_depende
     assert storm.config.user == "185" and storm.config.entrypoint == ["/usr/bin/tini", "-s", "--"]
     assert any(s.instruction.flag("from") == "storm-home" and s.dest == "/opt/storm" for s in storm.steps)
     assert spark.config.user == "185" and spark.config.entrypoint == ["/opt/entrypoint.sh"]
+    assert any(s.instruction.flag("from") == "spark-jars" and s.dest.endswith("/pyspark/jars") for s in spark.steps)
     assert {"SPARK_HOME", "JAVA_HOME", "PYSPARK_PYTHON", "PATH"} <= set(spark.config.env)
     assert operator.config.user == "10001" and operator.config.entrypoint[:3] == ["kopf", "run", "/app/operator/main.py"]
     prometheus = plans["prometheus"].config

@@ -76,6 +76,12 @@ EXECUTOR_ENV = {
 
 
 def check_spark(ctx: CheckContext) -> None:
+    jars = ctx.path("/opt/venv/lib/python3.11/site-packages/pyspark/jars")
+    missing = [j for j in ("elastream-spark-plugin-0.1.0.jar", "spark-sql-kafka-0-10_2.13-4.2.0.jar")
+               if not (jars / j).is_file()]
+    if missing:
+        raise BuildError(f"not on Spark's classpath in the image: {', '.join(missing)}")
+    ctx.log("  elastream's Spark plugin and Spark's Kafka connector on Spark's classpath")
     out = ctx.run(["/opt/entrypoint.sh", "python3", "-c", SPARK_PY])
     ctx.log(f"  {out.strip().splitlines()[-1]}")
     out = ctx.run(["/opt/entrypoint.sh", "java", "-version"])
@@ -255,6 +261,20 @@ def storm_home_context(env: Env) -> Path:
     return home
 
 
+def spark_jars_context(env: Env) -> Path:
+    """elastream's Spark plugin and Spark's Kafka connector as spark_apps/jars.py builds and fetches them (cached; the
+    first call takes about a minute with Maven), for the spark-runner image's named context `spark-jars`."""
+    proc = subprocess.run([sys.executable, "-m", "spark_apps.jars", "--dir"], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
+    if proc.returncode != 0:
+        raise BuildError(f"spark_apps.jars could not build the plugin or fetch the connector:\n{proc.stdout[-2000:]}"
+                         f"{proc.stderr[-3000:]}")
+    home = Path(proc.stdout.strip().splitlines()[-1])
+    if not (home / ".complete").is_file():
+        raise BuildError(f"{home} is not a complete spark-jars directory")
+    return home
+
+
 IMAGES = {spec.name: spec for spec in (
     ImageSpec("pause", "localhost/elastream/pause:1", "scripts/images/pause/Dockerfile", pause_context,
               checks=(check_pause,)),
@@ -265,7 +285,7 @@ IMAGES = {spec.name: spec for spec in (
     ImageSpec("operator", "ghcr.io/elastream/operator:0.1.0", "operator/Dockerfile", ".", wheels=True,
               checks=(check_operator,)),
     ImageSpec("spark-runner", "ghcr.io/elastream/spark-runner:0.1.0", "spark_apps/Dockerfile", ".", wheels=True,
-              checks=(check_spark,)),
+              checks=(check_spark,), contexts=(("spark-jars", spark_jars_context),)),
     ImageSpec("storm-runner", "ghcr.io/elastream/storm-runner:0.1.0", "storm_apps/Dockerfile", ".", wheels=True,
               checks=(check_storm,), contexts=(("storm-home", storm_home_context),)),
 )}
