@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PLUGIN_CLASS = "io.elastream.spark.ElastreamPlugin"
 PLUGIN_JAR = "elastream-spark-plugin-0.1.0.jar"
 # what the connector needs that pyspark 4.3.0 lacks; the rest of its runtime tree (hadoop-client, scala-library,
 # snappy, lz4, slf4j) is already in pyspark/jars and must not be loaded twice

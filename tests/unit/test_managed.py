@@ -117,3 +117,54 @@ def test_the_driver_requests_spark_driver_request_cores_when_the_conf_sets_it():
 
     assert cpu(spec(driver={"cores": 2})) == "2"
     assert cpu(spec(driver={"cores": 1}, conf={"spark.kubernetes.driver.request.cores": "250m"})) == "250m"
+
+
+def users_app(**application) -> StreamAppSpec:
+    return spec(application={"type": "Python", "mainApplicationFile": "local:///opt/app/wc.py",
+                             "arguments": ["$(KAFKA)", "lines"], **application},
+                executors={"initial": 1, "min": 1, "max": 3},
+                source={"type": "kafka", "kafka": {"bootstrapServers": "kafka.jobs.svc:9092", "topic": "lines"}})
+
+
+def test_a_users_application_runs_unchanged_under_spark_submit_with_the_plugin():
+    s = users_app()
+    container = managed.driver_pod(BODY, s)["spec"]["containers"][0]
+    args = container["args"]
+    assert container["command"] == ["spark-submit"]
+    assert args[args.index("--deploy-mode") + 1] == "client"
+    assert args[-3:] == ["/opt/app/wc.py", "$(KAFKA)", "lines"], "local:// is a path in the pod; $(VAR) for the kubelet"
+    assert "--class" not in args and "spark.driver.bindAddress=$(POD_IP)" in args
+    c = conf(s)
+    assert c["spark.plugins"] == "io.elastream.spark.ElastreamPlugin"
+    assert c["spark.elastream.control.tokenFile"] == managed.TOKEN_FILE
+    assert (c["spark.elastream.metrics.port"], c["spark.elastream.control.port"]) == (str(managed.METRICS_PORT),
+                                                                                     str(managed.CONTROL_PORT))
+    assert (c["spark.elastream.executors.min"], c["spark.elastream.executors.max"]) == ("1", "3")
+    assert c["spark.elastream.kafka.bootstrapServers"] == "kafka.jobs.svc:9092"  # the backlog, asked of the broker
+    assert c["spark.dynamicAllocation.enabled"] == "false" and c["spark.decommission.enabled"] == "true"
+    assert container["readinessProbe"]["httpGet"]["port"] == managed.CONTROL_PORT  # the plugin serves /healthz
+    # a recreated driver starts with the executors last asked for, as the runner's does
+    scaled = managed.driver_pod(BODY, s.model_copy(update={"replicas": 3}))["spec"]["containers"][0]["args"]
+    assert "spark.executor.instances=3" in scaled
+
+
+def test_a_jar_application_gets_its_main_class_and_jars():
+    s = users_app(type="Java", mainClass="example.WordCount", mainApplicationFile="/var/lib/elastream/wc.jar",
+                  deps={"jars": ["/var/lib/elastream/dep.jar"], "files": ["/var/lib/elastream/words.txt"]})
+    args = managed.driver_pod(BODY, s)["spec"]["containers"][0]["args"]
+    assert args[args.index("--class") + 1] == "example.WordCount"
+    assert args[args.index("--jars") + 1] == "/var/lib/elastream/dep.jar"
+    assert args[args.index("--files") + 1] == "/var/lib/elastream/words.txt"
+    assert args[-3] == "/var/lib/elastream/wc.jar"
+
+
+def test_the_built_in_apps_get_no_plugin_conf():
+    assert not any(k.startswith("spark.elastream.") or k == "spark.plugins" for k in conf(spec()))
+
+
+def test_a_relative_main_file_is_refused_in_a_cluster_naming_the_field():
+    from elastream.engines.spark.kubernetes import reconcile
+
+    done = reconcile({**BODY, "metadata": {**BODY["metadata"], "generation": 2}},
+                     users_app(mainApplicationFile="wc.py"), all_objects=True)
+    assert done.said and done.said[0].startswith("spec.spark.application.mainApplicationFile: wc.py is relative")

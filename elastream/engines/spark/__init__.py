@@ -18,11 +18,6 @@ class SparkEngine:
         return reconcile(body, spec, all_objects=all_objects)
 
     def operator_job(self, namespace: str, name: str, spec, policy):
-        if spec.spark.application.is_users:
-            from elastream.engines.base import EngineNotSupported
-
-            raise EngineNotSupported("spec.spark.application.mainApplicationFile: a user's own application is kept "
-                                     "elastic by elastream run for now, not by the operator (docs/your-app.md)")
         from elastream.engines.spark.operator import SparkOperatorJob
 
         return SparkOperatorJob(namespace, name, spec, policy)

@@ -23,9 +23,10 @@ def reconcile(body: dict[str, Any], spec: StreamAppSpec, *, all_objects: bool) -
     generation = body["metadata"].get("generation", 0)
     if spec.spark.attach is not None:
         return attached(spec, spec.spark.attach.control_url, generation)
-    if spec.spark.application.is_users:  # nothing is created: say why, once per generation
-        message = ("spec.spark.application.mainApplicationFile: a user's own application runs in the local mode "
-                   "for now (elastream run); managed and attach modes for it are not built yet (docs/your-app.md)")
+    main_file = spec.spark.application.main_application_file
+    if main_file is not None and not main_file.removeprefix("local://").startswith("/"):
+        message = (f"spec.spark.application.mainApplicationFile: {main_file} is relative; in a cluster give "
+                   "local:///path in the image or /path on the shared volume (a relative path is for elastream run)")
         return Reconciled([message], lambda st: failed_status(st, message, generation))
     if spec.spark.source.type == "nexmark":  # nothing is created: say why, once per generation
         message = ("spec.spark.source.type: nexmark runs in the local mode only (elastream run starts its Kafka "

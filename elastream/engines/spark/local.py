@@ -34,6 +34,9 @@ def check_runnable(app: LocalApp) -> None:
     spec = app.spec.spark
     if spec.attach is not None:
         raise ManifestError(app.name, ["spec.spark.attach: the local mode starts its own job; remove attach"])
+    if spec.application.is_users:
+        raise ManifestError(app.name, ["spec.spark.application.mainApplicationFile: elastream tune runs the built-in "
+                                       "apps; elastream run runs your own application"])
     if spec.application.builtin is None:
         raise ManifestError(app.name, ["spec.spark.application.file: the local mode runs the built-in apps and "
                                        "mainApplicationFile, not a build() file"])

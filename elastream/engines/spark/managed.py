@@ -1,6 +1,8 @@
 """The Kubernetes objects of an operator-managed Spark StreamApp, as plain manifests.
 
-The driver runs the spark_apps runner with a `k8s://` master; Spark creates the executors as pods owned by
+The driver runs the spark_apps runner with a `k8s://` master — or, for a user's own application
+(spec.spark.application.mainApplicationFile), spark-submit in client mode with elastream's Spark plugin, which the
+image carries on Spark's classpath; Spark creates the executors as pods owned by
 the driver pod. Driver and executors mount one shared volume at /var/lib/elastream (checkpoint and sink: the
 state store and the sink files are written by executors). The driver's ServiceAccount may manage pods and their
 config maps in its namespace, nothing else. Every object carries an owner reference to the StreamApp, so deleting
@@ -17,6 +19,7 @@ import yaml
 from elastream.api.streamapp import DATA_PATH, StreamAppSpec
 from elastream.engines.owners import LABEL_APP, LABEL_ROLE, object_meta as _meta, owner_reference, selector  # noqa: F401
 from elastream.engines.pods import TERMINATION_MESSAGE_POLICY
+from elastream.engines.spark.plugin_conf import plugin_conf, submit_args
 from elastream.engines.spark.runner_args import runner_args
 
 METRICS_PORT = 9108
@@ -31,6 +34,8 @@ CONF_DIR = "/etc/elastream"
 EXECUTOR_TEMPLATE = "executor-pod-template.yaml"
 VOLUME = "data"  # the shared volume's name, in the driver pod and in Spark's executor volume conf
 DRIVER_GRACE_S = 60  # SIGTERM → the runner stops the query and Spark deletes its executors
+TOKEN_FILE = "/var/run/elastream/token"
+MASTER = "k8s://https://kubernetes.default.svc"
 
 
 def names(app: str) -> dict[str, str]:
@@ -98,11 +103,13 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         "spark.sql.shuffle.partitions": str(spark.max_parallelism),
         **_storage_conf(app, spec),
         **{f"spark.kubernetes.node.selector.{k}": v for k, v in spark.node_selector.items()},
+        **(plugin_conf(app, spark, METRICS_PORT, CONTROL_PORT, TOKEN_FILE, bind_address="0.0.0.0")
+           if spark.application.is_users else {}),
         **spark.conf,
     }
     return {
         "app": app,
-        "master": "k8s://https://kubernetes.default.svc",
+        "master": MASTER,
         "executors": spark.executors.to_wire(),
         "application": spark.application.to_wire(),
         "source": spark.source.to_wire(),
@@ -211,10 +218,14 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
     n, spark, where = names(app), spec.spark, paths(app, spec)
     # a recreated driver starts with the executors last asked for, not the initial count
     start = spec.replicas or spark.executors.initial
-    args = runner_args(app, spec, master=app_config(app, ns, spec)["master"], checkpoint=where["checkpoint"],
-                       sink=where["sink"], metrics_port=METRICS_PORT, control_port=CONTROL_PORT,
-                       token_file="/var/run/elastream/token", executors=start)
-    args += ["--conf", "spark.driver.bindAddress=$(POD_IP)"]  # the kubelet expands $(POD_IP) from the env below
+    if spark.application.is_users:
+        command, args = ["spark-submit"], users_driver_args(app, spec, start)
+    else:
+        command = ["python3", "-m", "spark_apps.runner"]
+        args = runner_args(app, spec, master=MASTER, checkpoint=where["checkpoint"], sink=where["sink"],
+                           metrics_port=METRICS_PORT, control_port=CONTROL_PORT, token_file=TOKEN_FILE,
+                           executors=start)
+        args += ["--conf", "spark.driver.bindAddress=$(POD_IP)"]  # the kubelet expands $(POD_IP) from the env below
     pod_spec: dict[str, Any] = {
         "serviceAccountName": n["serviceAccount"],
         "restartPolicy": "OnFailure",
@@ -224,7 +235,7 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
             "name": "driver",
             "image": spark.image,
             "imagePullPolicy": spark.image_pull_policy,
-            "command": ["python3", "-m", "spark_apps.runner"],
+            "command": command,
             "args": args,
             "env": [{"name": "SPARK_CONF_DIR", "value": CONF_DIR},
                     {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
@@ -250,6 +261,19 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
     metadata["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(METRICS_PORT),
                                "prometheus.io/path": "/metrics"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
+
+
+def users_driver_args(app: str, spec: StreamAppSpec, executors: int) -> list[str]:
+    """spark-submit in the driver pod for a user's own application: client mode (the pod is the driver), the rest of
+    the configuration from the ConfigMap's spark-defaults.conf; the main file as the image or the shared volume
+    holds it (local:// is a path in the pod); the arguments as they are (the kubelet expands $(VAR))."""
+    application = spec.spark.application
+    jars = list(application.deps.jars) if application.deps else []
+    return ["--master", MASTER, "--deploy-mode", "client", "--name", app,
+            "--conf", "spark.driver.bindAddress=$(POD_IP)", "--conf", f"spark.executor.instances={executors}",
+            *(["--jars", ",".join(jars)] if jars else []),
+            *submit_args(application, application.main_application_file.removeprefix("local://"),
+                         list(application.arguments))]
 
 
 def _fix_permissions(app: str, image: str, pull_policy: str) -> dict[str, Any]:

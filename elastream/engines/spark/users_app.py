@@ -23,6 +23,7 @@ import numpy as np
 from elastream.api.manifests import ManifestError
 from elastream.engines.base import MetricsUnavailable
 from elastream.engines.spark.local import SparkLocalJob
+from elastream.engines.spark.plugin_conf import plugin_conf, submit_args
 from elastream.local.manifest import LocalApp
 from kafka_broker.broker import LocalKafka
 from nexmark.producer import NexmarkProducer
@@ -112,6 +113,7 @@ class UsersAppLocalJob(SparkLocalJob):
         deps = application.deps
         conf = {**plugin_conf(self.app.name, spark, self.metrics_port, self.control_port, str(token_file)),
                 "spark.elastream.kafka.bootstrapServers": self.broker.bootstrap_servers,
+                "spark.executor.instances": str(spark.executors.initial),
                 "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
                 "spark.ui.enabled": "false", **spark.conf}
         user_jars = list(deps.jars) if deps else []
@@ -120,13 +122,8 @@ class UsersAppLocalJob(SparkLocalJob):
                "--name", self.app.name]
         for key, value in conf.items():
             cmd += ["--conf", f"{key}={value}"]
-        if deps and deps.py_files:
-            cmd += ["--py-files", ",".join(deps.py_files)]
-        if deps and deps.files:
-            cmd += ["--files", ",".join(deps.files)]
-        if application.main_class:  # a Scala or Java application
-            cmd += ["--class", application.main_class]
-        return [*cmd, str(main_file(self.app)), *(expand(a, env) for a in application.arguments)]
+        return [*cmd, *submit_args(application, str(main_file(self.app)),
+                                   [expand(a, env) for a in application.arguments])]
 
     def describe(self) -> str:
         return (f"spark cluster {self.cluster.master_url}, driver {main_file(self.app).name} (spark-submit, "
@@ -174,29 +171,3 @@ class UsersAppLocalJob(SparkLocalJob):
         if self.broker is not None:
             self.broker.stop()
             self.broker = None
-
-
-def plugin_conf(name: str, spark, metrics_port: int, control_port: int, token_file: str) -> dict[str, str]:
-    """The Spark configuration that keeps any Structured Streaming application elastic: the plugin, its
-    endpoints, the executor range; in-place rescaling (dynamic allocation off, graceful decommission)."""
-    return {
-        "spark.plugins": jars.PLUGIN_CLASS,
-        "spark.elastream.app": name,
-        "spark.elastream.metrics.port": str(metrics_port),
-        "spark.elastream.control.port": str(control_port),
-        "spark.elastream.control.tokenFile": token_file,
-        "spark.elastream.bindAddress": "127.0.0.1",
-        "spark.elastream.executors.min": str(spark.executors.min),
-        "spark.elastream.executors.max": str(spark.executors.max),
-        "spark.executor.instances": str(spark.executors.initial),
-        "spark.executor.cores": str(spark.executor.cores),
-        "spark.executor.memory": spark.executor.memory,
-        "spark.dynamicAllocation.enabled": "false",
-        "spark.sql.shuffle.partitions": str(spark.max_parallelism),
-        "spark.decommission.enabled": "true",
-        "spark.storage.decommission.enabled": "true",
-        "spark.storage.decommission.shuffleBlocks.enabled": "true",
-        "spark.storage.decommission.rddBlocks.enabled": "true",
-        "spark.storage.decommission.replicationReattemptInterval": "2s",
-        "spark.locality.wait": "0s",
-    }
