@@ -1,14 +1,17 @@
-"""End to end on real pods, a managed StreamApp reading Kafka: a KRaft broker runs as a pod of the test cluster
-(kafka_broker/kubernetes.py), the test writes lines of words to its 4-partition topic from the host, and the
-operator installed by Helm runs examples/kubernetes-kafka/ and scales its executors on the topic's consumer lag:
+"""End to end on real pods, a user's own PySpark application reading Kafka, managed by the operator: a KRaft broker
+runs as a pod of the test cluster (kafka_broker/kubernetes.py), the test writes lines of words to its 4-partition
+topic from the host, and the operator installed by Helm runs examples/kubernetes-kafka/ — examples/your-app/
+wordcount.py, unchanged, started by spark-submit with elastream's Spark plugin — and scales its executors on the
+topic's consumer lag:
 
     helm install elastream charts/elastream -n elastream-system --create-namespace --wait
     kubectl apply -f examples/kubernetes/prometheus.yaml -f examples/kubernetes-kafka/
 
 The load is the test's own: low once the job is Ready (the policy in advisor mode, so that the job's start-up does
-not decide), then a step one executor cannot carry (recordCost 1 ms: at most 1000 records/s per executor), with the
-policy switched to auto. Once the job has scaled out, the producer stops and the job must read the topic to its
-end, with every word counted once. The tests share one release, broker and job and run in order.
+not decide), then a step one executor cannot carry (the application's lookup waits 200 us a word, 4 words a line),
+with the policy switched to auto, then low again. The job scales out and back in with the same driver; then the
+producer stops and the job must read the topic to its end, and the counts it wrote to its own output topic must be
+every word's count. The tests share one release, broker and job and run in order.
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from kafka_broker.broker import create_topic
@@ -42,8 +45,8 @@ APP, NS, RELEASE_NS, POLICY = "kafka-wordcount", "default", "elastream-system", 
 HOST_DATA = Path("/var/lib/elastream-kafka-example")  # the hostPath of examples/kubernetes-kafka/storage.yaml
 KAFKA_JARS = Path("/var/lib/elastream-kafka-e2e")  # Kafka's jars, published for the broker pod's hostPath
 IMAGE = "ghcr.io/elastream/spark-runner:0.1.0"  # any image with Java 17 and a shell: the runner's is on the nodes
-TOPIC, PARTITIONS = "words", 4
-LOW_RATE, HIGH_RATE = 200.0, 1500.0  # records/s: one executor carries at most 1000/s, two 2000/s
+TOPIC, PARTITIONS, COUNTS = "words", 4, "counts"  # COUNTS: the application's output topic
+LOW_RATE, HIGH_RATE = 200.0, 1500.0  # lines/s: the lookup alone lets one executor carry at most 1250/s
 
 
 class WordsProducer:
@@ -209,7 +212,7 @@ def test_the_broker_runs_in_the_cluster_and_the_app_reads_its_partitions(k, brok
              timeout=120)
     for p in running(k, "driver") + running(k, "executor"):
         assert p["spec"]["nodeName"] in real_nodes(k), f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
-    # the partitions bound the useful parallelism: the runner exports them, Prometheus scrapes them
+    # the partitions bound the useful parallelism: the plugin exports them, Prometheus scrapes them
     wait_for(k, "elastream_source_partitions == 4 in Prometheus", lambda: query(
         k, f'elastream_source_partitions{{streamapp="{APP}"}}') == [PARTITIONS], timeout=120, every=5)
     producer.start()
@@ -221,8 +224,8 @@ def max_lag(window_s: float) -> str:
 
 
 def test_consumer_lag_scales_the_executors_out_in_place(k, producer, example):
-    """The step outruns one executor: the lag (elastream_backlog_records: the broker's offsets less those the last
-    batch processed) grows with it, and the operator, switched from advisor to auto at the step, adds the second
+    """The step outruns one executor: the lag (elastream_backlog_records: the broker's offsets, asked by the plugin,
+    less those the last batch processed) grows with it, and the operator, switched from advisor to auto at the step, adds the second
     executor without replacing the driver. The advisor minute before keeps the job's start-up (slow first batches,
     the start-up backlog) out of the decision: the metrics window it decides on holds only the steady low load."""
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -246,13 +249,53 @@ def test_consumer_lag_scales_the_executors_out_in_place(k, producer, example):
         timeout=120, every=5)
 
 
-def test_the_job_reads_the_topic_to_its_end_counting_every_word_once(k, producer, example):
+def test_the_load_drop_scales_back_in_with_the_same_driver(k, producer, example):
+    (driver,) = pods(k, "driver")
+    restarts = _restarts(driver)
+    dropped_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    producer.rate = LOW_RATE
+    down = wait_for(k, "a realized scale-in after the load dropped", lambda: [
+        d for d in realized(k, "scaleDown") if d["time"] >= dropped_at], timeout=480, every=5)[-1]
+    assert down["to"] == 1, json.dumps(down)
+    wait_for(k, "1 executor pod left", lambda: len(pods(k, "executor")) == 1, timeout=180)
+    (now,) = pods(k, "driver")
+    assert now["metadata"]["uid"] == driver["metadata"]["uid"] and _restarts(now) == restarts
+
+
+def _restarts(pod: dict) -> int:
+    return sum(c.get("restartCount", 0) for c in pod["status"].get("containerStatuses", []))
+
+
+def test_the_job_reads_the_topic_to_its_end_counting_every_word_once(k, broker, producer, example):
     assert producer.stop() == 0, "records still unacknowledged after 60 s"
     sent = producer.sent
     assert producer.failed == 0 and sent > 0
     wait_for(k, f"the checkpoint's Kafka offsets at the {sent} records sent", lambda: read_offsets() == sent,
              timeout=300, every=3)
-    final = {row["word"]: int(row["count"]) for row in
-             verify.latest_rows(verify.sink_batches(str(HOST_DATA / APP / "sink")), "word").values()}
+    _, _, bootstrap = broker
+    final = latest_counts(bootstrap)  # the application's own sink: its last count of each word
     expected = Counter(records.word(int(i)) for i in records.word_ids(np.arange(sent)).ravel())
     assert final == dict(expected), {w: (final.get(w), n) for w, n in expected.items() if final.get(w) != n}
+
+
+def latest_counts(bootstrap: str) -> dict[str, int]:
+    """The counts topic read from its start to its end: the last count written for each word (the application
+    writes a word's running count each batch it changes, in update mode)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-check", "enable.auto.commit": False,
+                         "log_level": 2})
+    try:
+        parts = consumer.list_topics(COUNTS, timeout=10).topics[COUNTS].partitions
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(COUNTS, p), timeout=10)[1] for p in parts}
+        consumer.assign([TopicPartition(COUNTS, p, 0) for p in parts])
+        latest: dict[str, int] = {}
+        positions = {p: 0 for p in parts}
+        deadline = time.monotonic() + 120
+        while any(positions[p] < ends[p] for p in parts) and time.monotonic() < deadline:
+            msg = consumer.poll(1.0)
+            if msg is None or msg.error():
+                continue
+            latest[msg.key().decode()] = int(msg.value().decode())
+            positions[msg.partition()] = msg.offset() + 1
+        return latest
+    finally:
+        consumer.close()
