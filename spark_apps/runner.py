@@ -25,6 +25,7 @@ from spark_apps import sink
 from spark_apps.apps import APPS, AppOptions, from_file, with_record_cost
 from spark_apps.control import ControlServer, NotPossible
 from spark_apps.executors import InPlaceExecutors, in_place_possible, local_threads
+from spark_apps.in_place import IN_PLACE_CONF
 from spark_apps.kafka_source import KafkaException, Watermarks, lag
 from spark_apps.metrics import Listener, Metrics, observe_input, planned_end
 from spark_apps.profile import PROFILES, parse_duration
@@ -293,18 +294,8 @@ class Runner:
             "spark.executor.cores": str(a.executor_cores),
             "spark.executor.memory": a.executor_memory,
             "spark.executor.instances": str(self.target),
-            "spark.dynamicAllocation.enabled": "false",  # we decide the executor count
             "spark.sql.shuffle.partitions": str(a.shuffle_partitions),
-            # graceful scale-down: migrate shuffle and cached blocks off a decommissioned executor, retrying every
-            # 2 s instead of the default 30 s (a scale-down otherwise takes ~31 s)
-            "spark.decommission.enabled": "true",
-            "spark.storage.decommission.enabled": "true",
-            "spark.storage.decommission.shuffleBlocks.enabled": "true",
-            "spark.storage.decommission.rddBlocks.enabled": "true",
-            "spark.storage.decommission.replicationReattemptInterval": "2s",
-            # without this, state-store tasks stick to the executors that already hold the state and a new
-            # executor sits idle
-            "spark.locality.wait": "0s",
+            **IN_PLACE_CONF,
             "spark.ui.enabled": "true" if a.ui else "false",
             "spark.pyspark.python": sys.executable,
             "spark.pyspark.driver.python": sys.executable,

@@ -89,10 +89,8 @@ class SparkLocalJob:
                                              memory=spark.executor.memory, base_dir=str(self.workdir / "spark"))
             self.cluster.start()
             self.metrics_port, self.control_port = free_port(), free_port()
-            token_file = self.workdir / "token"
-            token_file.write_text(self.token)
-            token_file.chmod(0o600)
-            log = open(self.workdir / "runner.log", "ab")
+            token_file = self.write_token()
+            log = open(self.workdir / self.LOG, "ab")
             self.runner = subprocess.Popen([sys.executable, "-m", "spark_apps.runner", *self.runner_args(token_file)],
                                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
             log.close()
@@ -103,6 +101,13 @@ class SparkLocalJob:
             self.stop()
             raise
         return self
+
+    def write_token(self) -> Path:
+        """The control endpoint's token in a file only this user reads: what the driver is given."""
+        token_file = self.workdir / "token"
+        token_file.write_text(self.token)
+        token_file.chmod(0o600)
+        return token_file
 
     def runner_args(self, token_file: Path) -> list[str]:
         return runner_args(self.app.name, self.app.spec, master=self.cluster.master_url,

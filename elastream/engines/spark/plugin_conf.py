@@ -3,6 +3,8 @@ operator's driver pod): elastream's Spark plugin and what in-place rescaling nee
 it without the local mode's broker and producer."""
 from __future__ import annotations
 
+from spark_apps.in_place import IN_PLACE_CONF
+
 PLUGIN_CLASS = "io.elastream.spark.ElastreamPlugin"  # spark_apps/plugin: on the classpath by spark.jars or the image
 
 
@@ -25,14 +27,8 @@ def plugin_conf(name: str, spark, metrics_port: int, control_port: int, token_fi
         "spark.elastream.executors.max": str(spark.executors.max),
         "spark.executor.cores": str(spark.executor.cores),
         "spark.executor.memory": spark.executor.memory,
-        "spark.dynamicAllocation.enabled": "false",
         "spark.sql.shuffle.partitions": str(spark.max_parallelism),
-        "spark.decommission.enabled": "true",
-        "spark.storage.decommission.enabled": "true",
-        "spark.storage.decommission.shuffleBlocks.enabled": "true",
-        "spark.storage.decommission.rddBlocks.enabled": "true",
-        "spark.storage.decommission.replicationReattemptInterval": "2s",
-        "spark.locality.wait": "0s",
+        **IN_PLACE_CONF,
     }
 
 

@@ -88,9 +88,7 @@ class UsersAppLocalJob(SparkLocalJob):
                                              memory=spark.executor.memory, base_dir=str(self.workdir / "spark"))
             self.cluster.start()
             self.metrics_port, self.control_port = free_port(), free_port()
-            token_file = self.workdir / "token"
-            token_file.write_text(self.token)
-            token_file.chmod(0o600)
+            token_file = self.write_token()
             env = {**os.environ, "KAFKA_BOOTSTRAP_SERVERS": self.broker.bootstrap_servers,
                    "ELASTREAM_WORKDIR": str(self.workdir), "PYSPARK_PYTHON": sys.executable,
                    "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_HOME": spark_home()}
