@@ -24,7 +24,7 @@ from tests.prometheus import PrometheusServer
 
 pytestmark = pytest.mark.slow
 APP = "your-wordcount"
-LOAD_S = 240  # 50 lines/s, 300/s from 60 s to 120 s, then 50/s; its lookup waits 1 ms a word, 4 words a line: one
+LOAD_S = 150  # 50 lines/s, 300/s from 45 s to 90 s, then 50/s; its lookup waits 1 ms a word, 4 words a line: one
 #              executor carries at most 250 lines/s, two 500
 
 
@@ -46,7 +46,7 @@ def job(jar, tmp_path_factory):
         "executor": {"cores": 1, "memory": "768m"}, "executors": {"initial": 1, "min": 1, "max": 2},
         "maxParallelism": 4, "source": {"type": "kafka", "kafka": {"bootstrapServers": "kafka:9092", "topic": "lines"},
                                         "generator": {"profile": "step", "rate": 50, "peakRate": 300,
-                                                      "period": "60s"}}}})
+                                                      "period": "45s"}}}})
     app = LocalApp(APP, spec, ElasticityPolicySpec(), "e2e", directory=ROOT / "examples" / "your-app")
     running = UsersAppLocalJob(app, tmp_path_factory.mktemp("job"), LOAD_S)
     running.start()
@@ -107,6 +107,6 @@ def test_the_attached_application_scales_out_and_in_in_place(crds_installed, ns,
 
 def test_the_query_reads_every_line_written(job):
     wait_for("the load to end and the query to read every line", job.finished, timeout=LOAD_S + 240, every=2)
-    assert job.producer.sent > 10_000
+    assert job.producer.sent > 15_000
     read = sum(job.metrics().last_samples["elastream_source_end_offsets"].values())
     assert read == job.producer.sent

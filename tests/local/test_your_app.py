@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 def test_the_users_own_application_scales_out_in_place_and_reads_every_line(tmp_path, capsys):
     assert "elastream" not in (ROOT / "examples" / "your-app" / "wordcount.py").read_text().split('"""')[2]
     report_dir = tmp_path / "report"
-    assert main(["run", str(HERE / "your-app-short.yaml"), "--duration", "170", "--report", str(report_dir)]) == 0
+    assert main(["run", str(HERE / "your-app-short.yaml"), "--duration", "135", "--report", str(report_dir)]) == 0
     log = capsys.readouterr().out
     report = json.loads((report_dir / "report.json").read_text())
     assert "elastream's plugin" in log and "topic lines" in log
