@@ -1,6 +1,7 @@
 """A user's own Spark application on this machine (`elastream run`), run as it is: spark-submit starts its main file
-(a .py file, or a jar with its main class) on a standalone Spark cluster with elastream's Spark plugin and Spark's Kafka connector on the classpath, a Kafka
-broker holds its topic and a producer writes text lines into it at the StreamApp's load profile. The application
+(a .py file, or a jar with its main class) on a standalone Spark cluster with elastream's Spark plugin and Spark's
+Kafka connector on the classpath, a Kafka broker holds its topic and a producer writes text lines into it at the
+StreamApp's load profile. The application
 imports nothing from elastream: the plugin inside its driver exports its metrics and serves the control endpoint
 the same loop as the built-in apps rescales it through.
 
@@ -37,8 +38,7 @@ _VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 
 def check_runnable(app: LocalApp) -> None:
     """ManifestError naming the field when this machine cannot run the user's application."""
-    application, source = app.spec.spark.application, app.spec.spark.source
-    if source.type != "kafka":
+    if app.spec.spark.source.type != "kafka":
         raise ManifestError(app.name, ["spec.spark.source.type: a user's application reads Kafka here: set kafka "
                                        "(its topic; the local mode starts the broker) and generator (the load)"])
     if not main_file(app).is_file():
