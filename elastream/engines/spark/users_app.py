@@ -28,7 +28,7 @@ from elastream.engines.spark.plugin_conf import plugin_conf, submit_args
 from elastream.local.manifest import LocalApp
 from kafka_broker.broker import LocalKafka
 from nexmark.producer import NexmarkProducer
-from spark_apps import jars
+from spark_apps import jars, records
 from spark_apps.cluster import LocalSparkCluster, free_port, spark_home
 from spark_apps.profile import make_profile
 
@@ -57,11 +57,10 @@ def expand(argument: str, env: dict[str, str]) -> str:
 
 
 class LineProducer(NexmarkProducer):
-    """Text lines of four words from a vocabulary of 1,000, record n always the same line, to partition n mod P."""
+    """The generator's lines of words (spark_apps.records: record n is always the same line), to partition n mod P."""
 
     def values(self, n: np.ndarray, times_ms: np.ndarray) -> list[bytes]:
-        words = (n[:, None] * 2654435761 + np.arange(4)[None, :] * 40503) % 1000
-        return [" ".join(f"w{w}" for w in row).encode() for row in words.tolist()]
+        return [line.encode() for line in records.lines(n)]
 
 
 class UsersAppLocalJob(SparkLocalJob):

@@ -27,7 +27,7 @@ public record Settings(String app, String bindAddress, int metricsPort, int cont
         String app = or(conf.apply(PREFIX + "app"), or(conf.apply("spark.app.name"), "spark"));
         int initial = integer(conf, PREFIX + "executors.initial",
                 integer(conf, "spark.executor.instances", integer(conf, PREFIX + "executors.min", 1)));
-        int min = integer(conf, PREFIX + "executors.min", Math.min(1, initial));
+        int min = integer(conf, PREFIX + "executors.min", 1);
         int max = integer(conf, PREFIX + "executors.max", initial);
         String master = or(conf.apply("spark.master"), "");
         boolean dynamic = Boolean.parseBoolean(or(conf.apply("spark.dynamicAllocation.enabled"), "false"));
