@@ -14,6 +14,12 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from pydantic_core import PydanticCustomError
 from pydantic.alias_generators import to_camel
 
+# Spark's memory sizes: a whole number with an optional unit (k, m, g, t, p, optionally followed by b; none: MiB).
+# Spark refuses fractions ("1.5g") and Kubernetes suffixes ("2Gi").
+QUANTITY_PATTERN = r"^[0-9]{1,9}([kKmMgGtTpP][bB]?|[bB])?$"
+K8S_QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[kmgtpe])?$"  # a Kubernetes quantity such as "1Gi"
+# the names of objects referred to (an ElasticityPolicy, a claim, a Secret): DNS-1123 subdomains, as metadata.name
+NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # Go's time.ParseDuration syntax (what CEL's duration() accepts): "30s", "1m30s", "1.5h", "250ms".
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}

@@ -62,6 +62,8 @@ def _structural(node: Any, defs: dict[str, Any]) -> Any:
             node[limit], node[bound] = node[bound], True
     if node.get("default", 0) is None:
         node.pop("default")
+    if node.get("additionalProperties") is True and node.get("x-kubernetes-preserve-unknown-fields"):
+        node.pop("additionalProperties")  # free-form: kept as written, which a structural schema says this way
     if node.get("additionalProperties") is False:  # unknown fields are rejected by kubectl's strict validation
         node.pop("additionalProperties")
     return {k: _structural(v, defs) if k != "default" else v for k, v in node.items()}

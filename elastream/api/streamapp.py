@@ -6,27 +6,16 @@ from typing import Annotated, Literal
 from pydantic import Field
 from pydantic.alias_generators import to_camel
 
-from elastream.api.base import ApiModel, Duration, Rule
+from elastream.api.base import K8S_QUANTITY_PATTERN, NAME_PATTERN, ApiModel, Duration, Rule
+from elastream.api.pods import PodSettings, Volume
 from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 
-# Spark's memory sizes: a whole number with an optional unit (k, m, g, t, p, optionally followed by b; none: MiB).
-# Spark refuses fractions ("1.5g") and Kubernetes suffixes ("2Gi").
-QUANTITY_PATTERN = r"^[0-9]{1,9}([kKmMgGtTpP][bB]?|[bB])?$"
-# the names of objects referred to (an ElasticityPolicy, a claim, a Secret): DNS-1123 subdomains, as metadata.name
-NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # A StreamApp's own name: a DNS-1035 label, since its Services are named after it (NAME-driver, NAME-nimbus,
 # NAME-zookeeper), and short enough that the longest of them stays within a label's 63 characters.
 STREAMAPP_NAME_PATTERN = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 STREAMAPP_NAME_MAX = 63 - len("-zookeeper")
-K8S_QUANTITY_PATTERN = r"^[0-9]+(\.[0-9]+)?([KMGTPE]i?|[kmgtpe])?$"  # a Kubernetes quantity such as "1Gi"
 DATA_PATH = "/var/lib/elastream"  # where the shared volume is mounted in the driver and the executors
 BUILTIN_APPS = ("wordcount", "identity", "repartition", "fixwindow")
-
-
-class Resources(ApiModel):
-    cores: int = Field(1, ge=1, le=64, description="CPU cores")
-    memory: str = Field("1g", pattern=QUANTITY_PATTERN, max_length=16,
-                        description='memory as Spark writes it: a whole number and a unit, e.g. "1g" or "768m"')
 
 
 class Deps(ApiModel):
@@ -220,6 +209,12 @@ class SparkSpec(ApiModel):
              "a nexmark-* application reads Nexmark events: set source.type to nexmark (or kafka, a topic of them)",
              lambda s: not (s.application.builtin or "").startswith("nexmark-") or s.source.type != "generator",
              ".source.type"),
+        *(Rule(f"self.{pod}.volumeMounts.all(m, self.volumes.exists(v, v.name == m.name))",
+               f"every {pod}.volumeMounts[].name must name one of spec.spark.volumes",
+               lambda s, pod=pod: {m.name for m in getattr(s, pod).volume_mounts} <= {v.name for v in s.volumes},
+               f".{pod}.volumeMounts") for pod in ("driver", "executor")),
+        Rule("self.volumes.all(v, self.volumes.exists_one(w, w.name == v.name))", "volume names must be unique",
+             lambda s: len({v.name for v in s.volumes}) == len(s.volumes), ".volumes"),
     )
 
     image: str = Field("ghcr.io/elastream/spark-runner:0.1.0", min_length=1, max_length=512, pattern=r"^\S+$",
@@ -227,8 +222,14 @@ class SparkSpec(ApiModel):
     image_pull_policy: Literal["Always", "IfNotPresent", "Never"] = Field(
         "IfNotPresent", description="pull policy of the driver and executor containers")
     application: Application = Field(default_factory=lambda: Application(builtin="wordcount"))
-    driver: Resources = Field(default_factory=Resources)
-    executor: Resources = Field(default_factory=Resources)
+    driver: PodSettings = Field(default_factory=PodSettings, description="the driver pod: resources and pod fields")
+    executor: PodSettings = Field(default_factory=PodSettings,
+                                  description="every executor pod: resources and pod fields")
+    volumes: list[Volume] = Field(
+        default_factory=list, max_length=32, description="extra volumes for driver.volumeMounts and "
+        "executor.volumeMounts: a configMap, secret, emptyDir or persistentVolumeClaim of the namespace")
+    image_pull_secrets: list[Annotated[str, Field(pattern=NAME_PATTERN, max_length=253)]] = Field(
+        default_factory=list, max_length=16, description="Secrets of the namespace to pull the image with")
     executors: ExecutorRange = Field(default_factory=ExecutorRange)
     conf: dict[str, Annotated[str, Field(max_length=4096)]] = Field(
         default_factory=dict, max_length=128, description="extra Spark configuration")

@@ -215,6 +215,11 @@ def test_the_broker_runs_in_the_cluster_and_the_app_reads_its_partitions(k, brok
              timeout=120)
     for p in running(k, "driver") + running(k, "executor"):
         assert p["spec"]["nodeName"] in real_nodes(k), f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
+    # the example's pod fields: the driver read the broker's address from its envFrom (the job reads, below);
+    # Spark made each executor from the operator's template, keeping its env and labels
+    for p in running(k, "executor"):
+        assert p["metadata"]["labels"]["team"] == "streams"
+        assert "KAFKA_BOOTSTRAP_SERVERS" in [e["name"] for e in p["spec"]["containers"][0].get("env", [])]
     # the partitions bound the useful parallelism: the plugin exports them, Prometheus scrapes them
     wait_for(k, "elastream_source_partitions == 4 in Prometheus", lambda: query(
         k, f'elastream_source_partitions{{streamapp="{APP}"}}') == [PARTITIONS], timeout=120, every=5)

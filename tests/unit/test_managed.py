@@ -168,3 +168,65 @@ def test_a_relative_main_file_is_refused_in_a_cluster_naming_the_field():
     done = reconcile({**BODY, "metadata": {**BODY["metadata"], "generation": 2}},
                      users_app(mainApplicationFile="wc.py"), all_objects=True)
     assert done.said and done.said[0].startswith("spec.spark.application.mainApplicationFile: wc.py is relative")
+
+
+POD_FIELDS = {
+    "env": [{"name": "KAFKA_USER", "valueFrom": {"secretKeyRef": {"name": "kafka-creds", "key": "user"}}}],
+    "envFrom": [{"secretRef": {"name": "s3-creds"}}],
+    "volumeMounts": [{"name": "certs", "mountPath": "/opt/certs", "readOnly": True}],
+    "labels": {"team": "streams"}, "annotations": {"cost-center": "42"},
+    "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "streaming", "effect": "NoSchedule"}],
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["streaming"]}]}]}}},
+    "priorityClassName": "streaming", "memoryOverhead": "512m",
+}
+CERTS = {"name": "certs", "secret": {"secretName": "kafka-tls"}}
+
+
+def test_pod_fields_reach_the_driver_pod_beside_the_operators_own():
+    s = spec(driver={**POD_FIELDS, "memory": "1g", "serviceAccount": "streams-irsa"}, volumes=[CERTS],
+             imagePullSecrets=["registry"])
+    pod = managed.driver_pod(BODY, s)
+    container = pod["spec"]["containers"][0]
+    assert [e["name"] for e in container["env"]] == ["SPARK_CONF_DIR", "POD_IP", "KAFKA_USER"]
+    assert container["envFrom"] == [{"secretRef": {"name": "s3-creds"}}]
+    assert container["volumeMounts"][-1] == {"name": "certs", "mountPath": "/opt/certs", "readOnly": True}
+    assert pod["spec"]["volumes"][-1] == CERTS and len(pod["spec"]["volumes"]) == 4
+    assert container["resources"]["requests"]["memory"] == "1536Mi"  # heap + overhead
+    assert pod["spec"]["serviceAccountName"] == "streams-irsa"
+    assert pod["spec"]["imagePullSecrets"] == [{"name": "registry"}]
+    assert pod["spec"]["tolerations"] == POD_FIELDS["tolerations"] and pod["spec"]["affinity"] == POD_FIELDS["affinity"]
+    assert pod["spec"]["priorityClassName"] == "streaming"
+    assert pod["metadata"]["labels"]["team"] == "streams" and pod["metadata"]["labels"]["elastream.io/role"] == "driver"
+    assert pod["metadata"]["annotations"]["cost-center"] == "42"
+    assert conf(s)["spark.driver.memoryOverhead"] == "512m"
+
+
+def test_pod_fields_reach_every_executor_through_the_template_and_spark_conf():
+    s = spec(executor={**POD_FIELDS, "serviceAccount": "streams-irsa"}, volumes=[CERTS, {"name": "unused", "emptyDir": {}}],
+             imagePullSecrets=["registry", "mirror"])
+    template = yaml.safe_load(managed.config_map(BODY, s)["data"][managed.EXECUTOR_TEMPLATE])
+    (container,) = template["spec"]["containers"]
+    assert container["env"] == POD_FIELDS["env"] and container["envFrom"] == POD_FIELDS["envFrom"]
+    assert container["volumeMounts"] == POD_FIELDS["volumeMounts"]
+    assert template["spec"]["volumes"] == [CERTS]  # only what the executor mounts
+    assert template["spec"]["tolerations"] == POD_FIELDS["tolerations"]
+    assert template["spec"]["affinity"] == POD_FIELDS["affinity"] and template["spec"]["priorityClassName"] == "streaming"
+    assert template["metadata"] == {"labels": {"team": "streams"}, "annotations": {"cost-center": "42"}}
+    c = conf(s)
+    assert c["spark.executor.memoryOverhead"] == "512m"
+    assert c["spark.kubernetes.authenticate.executor.serviceAccountName"] == "streams-irsa"
+    assert c["spark.kubernetes.container.image.pullSecrets"] == "registry,mirror"
+    driver = managed.driver_pod(BODY, s)["spec"]["containers"][0]  # the executor's fields are the executor's only
+    assert [e["name"] for e in driver["env"]] == ["SPARK_CONF_DIR", "POD_IP"] and "envFrom" not in driver
+    assert managed.driver_pod(BODY, s)["spec"]["serviceAccountName"] == "wc-spark"
+
+
+def test_an_app_without_pod_fields_keeps_its_driver_digest():
+    """Upgrading the operator must not restart running drivers: unset pod fields add nothing to what is hashed."""
+    template = yaml.safe_load(managed.config_map(BODY, spec())["data"][managed.EXECUTOR_TEMPLATE])
+    assert template == {"apiVersion": "v1", "kind": "Pod", "spec": {"securityContext": managed._security_context()}}
+    pod = managed.driver_pod(BODY, spec())
+    assert not {"tolerations", "affinity", "priorityClassName", "imagePullSecrets"} & set(pod["spec"])
+    assert "envFrom" not in pod["spec"]["containers"][0]
+    assert not any(k.startswith("spark.kubernetes.authenticate.executor") or "memoryOverhead" in k for k in conf(spec()))

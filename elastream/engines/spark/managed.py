@@ -102,6 +102,7 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
         "spark.executor.memory": spark.executor.memory,
         "spark.sql.shuffle.partitions": str(spark.max_parallelism),
         **_storage_conf(app, spec),
+        **_pod_settings_conf(spark),
         **{f"spark.kubernetes.node.selector.{k}": v for k, v in spark.node_selector.items()},
         **(plugin_conf(app, spark, METRICS_PORT, CONTROL_PORT, TOKEN_FILE, bind_address="0.0.0.0")
            if spark.application.is_users else {}),
@@ -119,6 +120,24 @@ def app_config(app: str, namespace: str, spec: StreamAppSpec) -> dict[str, Any]:
     }
 
 
+def _pod_settings_conf(spark) -> dict[str, str]:
+    """What of spec.spark.driver/executor and imagePullSecrets Spark itself applies: the memory overheads, the
+    executors' ServiceAccount and pull secrets (the rest goes in the executor pod template)."""
+    conf = {f"spark.{role}.memoryOverhead": pod.memory_overhead
+            for role, pod in (("driver", spark.driver), ("executor", spark.executor)) if pod.memory_overhead}
+    if spark.executor.service_account:
+        conf["spark.kubernetes.authenticate.executor.serviceAccountName"] = spark.executor.service_account
+    if spark.image_pull_secrets:
+        conf["spark.kubernetes.container.image.pullSecrets"] = ",".join(spark.image_pull_secrets)
+    return conf
+
+
+def _mounted_volumes(spark, pod) -> list[dict[str, Any]]:
+    """The extra volumes one pod mounts, as the pod spec spells them."""
+    used = {m.name for m in pod.volume_mounts}
+    return [v.to_wire() for v in spark.volumes if v.name in used]
+
+
 def _security_context() -> dict[str, Any]:
     """Driver and executors run as the same user, so what one writes on the shared volume the other can change;
     fsGroup makes the volume group-writable where the volume type supports it (hostPath and NFS do not)."""
@@ -126,9 +145,22 @@ def _security_context() -> dict[str, Any]:
             "fsGroupChangePolicy": "OnRootMismatch"}
 
 
-def executor_pod_template() -> str:
-    """Spark's executor pod template (read by the driver from the ConfigMap mount): what Spark conf cannot say."""
-    return yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "spec": {"securityContext": _security_context()}})
+def executor_pod_template(spec: StreamAppSpec) -> str:
+    """Spark's executor pod template (read by the driver from the ConfigMap mount): what Spark conf cannot say.
+    Spark keeps the template's labels, scheduling fields, volumes and its first container's env and mounts, and
+    adds its own to them."""
+    spark = spec.spark
+    executor = spark.executor
+    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod",
+                           "spec": {"securityContext": _security_context(), **executor.pod_spec_fields()}}
+    meta = {k: v for k, v in (("labels", executor.labels), ("annotations", executor.annotations)) if v}
+    if meta:
+        pod["metadata"] = meta
+    if volumes := _mounted_volumes(spark, executor):
+        pod["spec"]["volumes"] = volumes
+    if fields := executor.container_fields():
+        pod["spec"]["containers"] = [{"name": "executor", **fields}]
+    return yaml.safe_dump(pod)
 
 
 def config_map(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
@@ -139,7 +171,7 @@ def config_map(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": _meta(names(app)["configMap"], app, owner_reference(body), "config"),
             "data": {"app.json": json.dumps(config, indent=2, sort_keys=True), "spark-defaults.conf": defaults,
-                     EXECUTOR_TEMPLATE: executor_pod_template()}}
+                     EXECUTOR_TEMPLATE: executor_pod_template(spec)}}
 
 
 def secret(body: dict[str, Any], token: str) -> dict[str, Any]:
@@ -226,8 +258,9 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
                            metrics_port=METRICS_PORT, control_port=CONTROL_PORT, token_file=TOKEN_FILE,
                            executors=start)
         args += ["--conf", "spark.driver.bindAddress=$(POD_IP)"]  # the kubelet expands $(POD_IP) from the env below
+    driver = spark.driver
     pod_spec: dict[str, Any] = {
-        "serviceAccountName": n["serviceAccount"],
+        "serviceAccountName": driver.service_account or n["serviceAccount"],
         "restartPolicy": "OnFailure",
         "terminationGracePeriodSeconds": DRIVER_GRACE_S,
         "securityContext": _security_context(),
@@ -238,28 +271,36 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
             "command": command,
             "args": args,
             "env": [{"name": "SPARK_CONF_DIR", "value": CONF_DIR},
-                    {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                    {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                    *(e.to_wire() for e in driver.env)],
+            **({"envFrom": [e.to_wire() for e in driver.env_from]} if driver.env_from else {}),
             "ports": [{"name": "metrics", "containerPort": METRICS_PORT},
                       {"name": "control", "containerPort": CONTROL_PORT},
                       {"name": "ui", "containerPort": UI_PORT}],
-            "resources": {"requests": {"cpu": _driver_cpu_request(spark), "memory": _k8s_memory(spark.driver.memory)}},
+            "resources": {"requests": {"cpu": _driver_cpu_request(spark), "memory": _driver_memory_request(driver)}},
             "volumeMounts": [{"name": "config", "mountPath": CONF_DIR, "readOnly": True},
                              {"name": "token", "mountPath": "/var/run/elastream", "readOnly": True},
-                             {"name": VOLUME, "mountPath": DATA_PATH}],
+                             {"name": VOLUME, "mountPath": DATA_PATH},
+                             *(m.to_wire() for m in driver.volume_mounts)],
             "readinessProbe": {"httpGet": {"path": "/healthz", "port": CONTROL_PORT}, "periodSeconds": 10},
             "terminationMessagePolicy": TERMINATION_MESSAGE_POLICY,
         }],
         "volumes": [{"name": "config", "configMap": {"name": n["configMap"]}},
                     {"name": "token", "secret": {"secretName": n["secret"]}},
-                    {"name": VOLUME, "persistentVolumeClaim": {"claimName": claim_name(app, spec)}}],
+                    {"name": VOLUME, "persistentVolumeClaim": {"claimName": claim_name(app, spec)}},
+                    *_mounted_volumes(spark, driver)],
+        **driver.pod_spec_fields(),
     }
+    if spark.image_pull_secrets:
+        pod_spec["imagePullSecrets"] = [{"name": name} for name in spark.image_pull_secrets]
     if spark.node_selector:
         pod_spec["nodeSelector"] = dict(spark.node_selector)
     if spark.storage.fix_permissions:
         pod_spec["initContainers"] = [_fix_permissions(app, spark.image, spark.image_pull_policy)]
     metadata = _meta(n["driver"], app, owner_reference(body), "driver")
-    metadata["annotations"] = {"prometheus.io/scrape": "true", "prometheus.io/port": str(METRICS_PORT),
-                               "prometheus.io/path": "/metrics"}
+    metadata["labels"] = {**driver.labels, **metadata["labels"]}  # the operator's own labels win (CEL refuses them)
+    metadata["annotations"] = {**driver.annotations, "prometheus.io/scrape": "true",
+                               "prometheus.io/port": str(METRICS_PORT), "prometheus.io/path": "/metrics"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": pod_spec}
 
 
@@ -310,6 +351,25 @@ def field_digests(spec: StreamAppSpec) -> dict[str, str]:
 
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
+
+
+def _driver_memory_request(driver) -> str:
+    """The driver pod's memory request: its heap, plus memoryOverhead when set (in client mode Spark sizes no
+    driver pod, so the operator does; unset, the JVM's own overhead fits in the node's slack as before)."""
+    if not driver.memory_overhead:
+        return _k8s_memory(driver.memory)
+    return f"{_mebibytes(driver.memory) + _mebibytes(driver.memory_overhead)}Mi"
+
+
+def _mebibytes(spark_memory: str) -> int:
+    """Spark's memory size in MiB, rounded up (no unit: MiB, as Spark reads spark.*.memory)."""
+    text = spark_memory.lower()
+    if text.endswith("b") and text[-2:-1].isalpha():  # "2gb" -> "2g"
+        text = text[:-1]
+    shift = {"b": -20, "k": -10, "m": 0, "g": 10, "t": 20, "p": 30}
+    unit = text[-1] if text[-1] in shift else "m"
+    number = int(text.rstrip("bkmgtp"))
+    return number << shift[unit] if shift[unit] >= 0 else -(-number >> -shift[unit])
 
 
 def _k8s_memory(spark_memory: str) -> str:
