@@ -6,8 +6,6 @@ after it, in the same driver; the query reads every line written."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import uuid
 
 import pytest
@@ -21,6 +19,7 @@ from elastream.local.manifest import LocalApp
 from tests.conftest import ROOT
 from tests.operator_fixtures import operator_in_process, wait_for
 from tests.prometheus import PrometheusServer
+from tests.your_app import MAIN_CLASS, build_wordcount_jar
 
 pytestmark = pytest.mark.slow
 APP = "your-wordcount"
@@ -31,17 +30,13 @@ LOAD_S = 150  # 50 lines/s, 300/s from 45 s to 90 s, then 50/s; its lookup waits
 @pytest.fixture(scope="module")
 def jar(tmp_path_factory) -> str:
     """The user's jar, built as its user builds it."""
-    source = tmp_path_factory.mktemp("java") / "wordcount"
-    shutil.copytree(ROOT / "examples" / "your-app" / "java", source, ignore=shutil.ignore_patterns("target"))
-    proc = subprocess.run(["mvn", "-q", "-B", "package"], cwd=source, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    return str(source / "target" / "wordcount-1.0.jar")
+    return str(build_wordcount_jar(tmp_path_factory.mktemp("java")))
 
 
 @pytest.fixture(scope="module")
 def job(jar, tmp_path_factory):
     spec = StreamAppSpec.model_validate({"engine": "spark", "spark": {
-        "application": {"type": "Java", "mainClass": "example.WordCount", "mainApplicationFile": jar, "arguments": [
+        "application": {"type": "Java", "mainClass": MAIN_CLASS, "mainApplicationFile": jar, "arguments": [
             "$(KAFKA_BOOTSTRAP_SERVERS)", "lines", "counts", "$(ELASTREAM_WORKDIR)/checkpoint"]},
         "executor": {"cores": 1, "memory": "768m"}, "executors": {"initial": 1, "min": 1, "max": 2},
         "maxParallelism": 4, "source": {"type": "kafka", "kafka": {"bootstrapServers": "kafka:9092", "topic": "lines"},

@@ -7,6 +7,9 @@ topic's consumer lag:
     helm install elastream charts/elastream -n elastream-system --create-namespace --wait
     kubectl apply -f examples/kubernetes/prometheus.yaml -f examples/kubernetes-kafka/
 
+Beside it, the same word count as a user's JAR (examples/your-app/java, built here by Maven, its jar put on the
+shared volume as a user would) runs as a second StreamApp on the same topic and policy, and must do all the same.
+
 The load is the test's own: low once the job is Ready (the policy in advisor mode, so that the job's start-up does
 not decide), then a step one executor cannot carry (the application's lookup waits 200 us a word, 4 words a line),
 with the policy switched to auto, then low again. The job scales out and back in with the same driver; then the
@@ -37,6 +40,7 @@ from tests.conftest import ROOT
 from tests.e2e import test_kubernetes as spark_walkthrough
 from tests.e2e.release import diagnosed, operator_release
 from tests.e2e.test_kubernetes import REAL, get, prometheus_url, real_nodes
+from tests.your_app import JAR_NAME, MAIN_CLASS, build_wordcount_jar
 
 pytestmark = pytest.mark.slow
 EXAMPLE = ROOT / "examples" / "kubernetes-kafka"
@@ -46,6 +50,9 @@ HOST_DATA = Path("/var/lib/elastream-kafka-example")  # the hostPath of examples
 KAFKA_JARS = Path("/var/lib/elastream-kafka-e2e")  # Kafka's jars, published for the broker pod's hostPath
 IMAGE = "ghcr.io/elastream/spark-runner:0.1.0"  # any image with Java 17 and a shell: the runner's is on the nodes
 TOPIC, PARTITIONS, COUNTS = "words", 4, "counts"  # COUNTS: the application's output topic
+JAR_APP, JAR_COUNTS = "kafka-wordcount-jar", "counts-jar"  # the JAR application and its output topic
+JAR_LOOKUP_US = 400  # its lookup per word: one executor carries at most 625 lines/s, two 1250, under HIGH_RATE
+APPS = (APP, JAR_APP)
 LOW_RATE, HIGH_RATE = 200.0, 1500.0  # lines/s: the lookup alone lets one executor carry at most 1250/s
 # after the step: well under what one executor carries even on a busy machine (measured: 595 lines/s per executor
 # with this module alone, 210/s in a whole e2e run, where 200/s kept two executors rightly)
@@ -98,24 +105,24 @@ class WordsProducer:
         self.producer = None  # its client goes with it (it would reconnect to the broker's address after the pod)
         return left
 
-def status(k) -> dict:
-    return get(k, "streamapp", APP, "-n", NS).get("status") or {}
+def status(k, app: str = APP) -> dict:
+    return get(k, "streamapp", app, "-n", NS).get("status") or {}
 
 
-def condition(k, type_: str) -> dict:
-    return next((c for c in status(k).get("conditions", []) if c["type"] == type_), {})
+def condition(k, type_: str, app: str = APP) -> dict:
+    return next((c for c in status(k, app).get("conditions", []) if c["type"] == type_), {})
 
 
-def running(k, role: str) -> list[dict]:
-    return spark_walkthrough.running(k, role, APP)
+def running(k, role: str, app: str = APP) -> list[dict]:
+    return spark_walkthrough.running(k, role, app)
 
 
-def pods(k, role: str) -> list[dict]:
-    return spark_walkthrough.pods(k, role, APP)
+def pods(k, role: str, app: str = APP) -> list[dict]:
+    return spark_walkthrough.pods(k, role, app)
 
 
-def realized(k, action: str) -> list[dict]:
-    return [d for d in status(k).get("history", []) if d["action"] == action and d["realized"]]
+def realized(k, action: str, app: str = APP) -> list[dict]:
+    return [d for d in status(k, app).get("history", []) if d["action"] == action and d["realized"]]
 
 
 def query(k, expr: str) -> list[float]:
@@ -123,26 +130,28 @@ def query(k, expr: str) -> list[float]:
     return [float(r["value"][1]) for r in json.load(urllib.request.urlopen(url, timeout=10))["data"]["result"]]
 
 
-def read_offsets() -> int:
+def read_offsets(app: str = APP) -> int:
     """Records the job's committed batches read: the Kafka offsets in its checkpoint, summed over partitions."""
-    offsets = verify.committed_offsets(str(HOST_DATA / APP / "checkpoint")) or {}
+    offsets = verify.committed_offsets(str(HOST_DATA / app / "checkpoint")) or {}
     return sum(int(o) for o in offsets.get(TOPIC, {}).values())
 
 
 def diagnosis(k) -> str:
     parts = [k.kubectl("get", "pods", "-A", "-o", "wide", check=False).stdout]
-    st = status(k) if k.kubectl("get", "streamapp", APP, "-n", NS, check=False).returncode == 0 else {}
-    parts += [f"{c['type']}={c['status']} {c['reason']}: {c['message']}" for c in st.get("conditions", [])]
-    parts += [f"{d['time']} {d['action']} {d.get('from')}->{d.get('to')} {d['reason']} {d.get('inputs')}"
-              for d in st.get("history", [])[-6:]]
-    try:
-        parts.append("Prometheus: " + "; ".join(f"{e} = {query(k, e)}" for e in (
-            f'max_over_time(elastream_backlog_records{{streamapp="{APP}"}}[5m])',
-            f'elastream_input_rate{{streamapp="{APP}"}}', f'elastream_processing_rate{{streamapp="{APP}"}}')))
-    except Exception as err:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
-        parts.append(f"Prometheus not read: {err}")
+    for app in APPS:
+        st = status(k, app) if k.kubectl("get", "streamapp", app, "-n", NS, check=False).returncode == 0 else {}
+        parts.append(f"--- {app}")
+        parts += [f"{c['type']}={c['status']} {c['reason']}: {c['message']}" for c in st.get("conditions", [])]
+        parts += [f"{d['time']} {d['action']} {d.get('from')}->{d.get('to')} {d['reason']} {d.get('inputs')}"
+                  for d in st.get("history", [])[-6:]]
+        try:
+            parts.append("Prometheus: " + "; ".join(f"{e} = {query(k, e)}" for e in (
+                f'max_over_time(elastream_backlog_records{{streamapp="{app}"}}[5m])',
+                f'elastream_input_rate{{streamapp="{app}"}}', f'elastream_processing_rate{{streamapp="{app}"}}')))
+        except Exception as err:  # noqa: BLE001 - a diagnosis must not hide the failure it explains
+            parts.append(f"Prometheus not read: {err}")
+        parts.append(k.kubectl("logs", "-n", NS, f"{app}-driver", "--tail=30", check=False).stdout)
     parts.append(k.kubectl("logs", "-n", RELEASE_NS, "deploy/elastream", "--tail=30", check=False).stdout)
-    parts.append(k.kubectl("logs", "-n", NS, f"{APP}-driver", "--tail=30", check=False).stdout)
     return "\n".join(parts)
 
 
@@ -190,18 +199,43 @@ def producer(broker):
 
 
 @pytest.fixture(scope="module")
-def example(k, release, broker, producer):
+def jar(tmp_path_factory) -> Path:
+    return build_wordcount_jar(tmp_path_factory.mktemp("java"))
+
+
+def jar_app(example_app: dict) -> dict:
+    """The example's StreamApp turned into the JAR application's: its jar on the shared volume (where the user put
+    it), its own output topic and checkpoint, and smaller CPU requests so both apps fit the two 2-core nodes."""
+    doc = json.loads(json.dumps(example_app))
+    doc["metadata"]["name"] = JAR_APP
+    spark = doc["spec"]["spark"]
+    spark["application"] = {
+        "type": "Java", "mainClass": MAIN_CLASS, "mainApplicationFile": f"/var/lib/elastream/jars/{JAR_NAME}",
+        "arguments": ["$(KAFKA_BOOTSTRAP_SERVERS)", TOPIC, JAR_COUNTS,
+                      f"/var/lib/elastream/{JAR_APP}/checkpoint", str(JAR_LOOKUP_US)]}
+    spark["executor"] = {"cores": 1, "memory": "768m"}
+    spark["conf"] = {"spark.kubernetes.executor.request.cores": "250m", "spark.kubernetes.driver.request.cores": "250m"}
+    return doc
+
+
+@pytest.fixture(scope="module")
+def example(k, release, broker, producer, jar):
     shutil.rmtree(HOST_DATA, ignore_errors=True)  # a checkpoint left by an earlier run would be resumed
+    (HOST_DATA / "jars").mkdir(parents=True)
+    shutil.copy(jar, HOST_DATA / "jars" / JAR_NAME)  # on the shared volume, as a user would copy it
     docs = [d for d in yaml.safe_load_all((EXAMPLE / "wordcount.yaml").read_text()) if d]
     for doc in docs:  # advisor until the load step (test_consumer_lag_scales_the_executors_out_in_place)
         if doc["kind"] == "ElasticityPolicy":
             doc["spec"]["mode"] = "advisor"
+    docs.append(jar_app(next(d for d in docs if d["kind"] == "StreamApp")))
     k.kubectl("apply", "-f", str(PROMETHEUS), "-f", str(EXAMPLE / "storage.yaml"))
     k.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
     yield
+    k.kubectl("delete", "streamapp", JAR_APP, "-n", NS, "--ignore-not-found", "--wait=false", check=False)
     k.kubectl("delete", "-f", str(EXAMPLE), "-f", str(PROMETHEUS), "--ignore-not-found", "--wait=false", check=False)
-    wait_for(k, "every pod of the app gone", lambda: not get(
-        k, "pods", "-n", NS, "-l", f"elastream.io/app={APP}")["items"], timeout=120)
+    for app in APPS:
+        wait_for(k, f"every pod of {app} gone", lambda app=app: not get(
+            k, "pods", "-n", NS, "-l", f"elastream.io/app={app}")["items"], timeout=120)
 
 
 def test_the_broker_runs_in_the_cluster_and_the_app_reads_its_partitions(k, broker, producer, example):
@@ -210,21 +244,25 @@ def test_the_broker_runs_in_the_cluster_and_the_app_reads_its_partitions(k, brok
     meta = admin.list_topics(TOPIC, timeout=10)
     assert [f"{b.host}:{b.port}" for b in meta.brokers.values()] == [bootstrap]  # it advertises its pod IP
     assert len(meta.topics[TOPIC].partitions) == PARTITIONS
-    wait_for(k, "StreamApp Ready", lambda: condition(k, "Ready").get("status") == "True", timeout=300)
-    wait_for(k, "the driver and an executor Running", lambda: running(k, "driver") and running(k, "executor"),
-             timeout=120)
-    for p in running(k, "driver") + running(k, "executor"):
-        assert p["spec"]["nodeName"] in real_nodes(k), f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
+    for app in APPS:
+        wait_for(k, f"StreamApp {app} Ready", lambda app=app: condition(k, "Ready", app).get("status") == "True",
+                 timeout=300)
+        wait_for(k, f"{app}'s driver and an executor Running", lambda app=app: running(k, "driver", app) and running(
+            k, "executor", app), timeout=120)
+        for p in running(k, "driver", app) + running(k, "executor", app):
+            assert p["spec"]["nodeName"] in real_nodes(k), f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
     # the example's pod fields: the driver read the broker's address from its envFrom (the job reads, below);
     # Spark made each executor from the operator's template, keeping its env and labels
     for p in running(k, "executor"):
         assert p["metadata"]["labels"]["team"] == "streams"
         assert "KAFKA_BOOTSTRAP_SERVERS" in [e["name"] for e in p["spec"]["containers"][0].get("env", [])]
     # the partitions bound the useful parallelism: the plugin exports them, Prometheus scrapes them
-    wait_for(k, "elastream_source_partitions == 4 in Prometheus", lambda: query(
-        k, f'elastream_source_partitions{{streamapp="{APP}"}}') == [PARTITIONS], timeout=120, every=5)
+    for app in APPS:
+        wait_for(k, f"elastream_source_partitions == 4 in Prometheus for {app}", lambda app=app: query(
+            k, f'elastream_source_partitions{{streamapp="{app}"}}') == [PARTITIONS], timeout=120, every=5)
     producer.start()
-    wait_for(k, "the job reading the topic", lambda: read_offsets() > 0, timeout=120)
+    for app in APPS:
+        wait_for(k, f"{app} reading the topic", lambda app=app: read_offsets(app) > 0, timeout=120)
 
 
 def max_lag(window_s: float) -> str:
@@ -237,20 +275,23 @@ def test_consumer_lag_scales_the_executors_out_in_place(k, producer, example):
     executor without replacing the driver. The advisor minute before keeps the job's start-up (slow first batches,
     the start-up backlog) out of the decision: the metrics window it decides on holds only the steady low load."""
     since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    wait_for(k, "six advisor evaluations of the steady low load", lambda: len(
-        [d for d in status(k).get("history", []) if d["time"] >= since]) >= 6, timeout=180, every=5)
-    assert not realized(k, "scaleUp"), realized(k, "scaleUp")
+    for app in APPS:
+        wait_for(k, f"six advisor evaluations of the steady low load ({app})", lambda app=app: len(
+            [d for d in status(k, app).get("history", []) if d["time"] >= since]) >= 6, timeout=180, every=5)
+        assert not realized(k, "scaleUp", app), realized(k, "scaleUp", app)
     low = query(k, max_lag(60)) or [0.0]
-    (driver,) = pods(k, "driver")
+    drivers = {app: pods(k, "driver", app)[0]["metadata"]["uid"] for app in APPS}
     step_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     started = time.monotonic()
     producer.rate = HIGH_RATE
     k.kubectl("patch", "elasticitypolicy", POLICY, "-n", NS, "--type=merge", "-p", '{"spec": {"mode": "auto"}}')
-    up = wait_for(k, "a realized scale-out in status.history", lambda: realized(k, "scaleUp"), timeout=420)[0]
-    assert (up["from"], up["to"]) == (1, 2) and up["time"] >= step_at, json.dumps(up)
-    wait_for(k, "2 executor pods Running", lambda: len(running(k, "executor")) == 2, timeout=180)
-    (now,) = pods(k, "driver")
-    assert now["metadata"]["uid"] == driver["metadata"]["uid"], "the driver was replaced to rescale"
+    for app in APPS:
+        up = wait_for(k, f"a realized scale-out of {app} in status.history", lambda app=app: realized(
+            k, "scaleUp", app), timeout=420)[0]
+        assert (up["from"], up["to"]) == (1, 2) and up["time"] >= step_at, json.dumps(up)
+        wait_for(k, f"2 executor pods of {app} Running", lambda app=app: len(running(k, "executor", app)) == 2,
+                 timeout=180)
+    assert {app: pods(k, "driver", app)[0]["metadata"]["uid"] for app in APPS} == drivers, "a driver was replaced"
     # the lag grew with the step: what arrives during a batch waits, at 7.5 × the low rate
     wait_for(k, f"a lag since the step above twice the low load's ({low[0]:.0f})", lambda: (
         seen := query(k, max_lag(time.monotonic() - started + 10))) and seen[0] > 2 * max(low[0], LOW_RATE),
@@ -258,16 +299,19 @@ def test_consumer_lag_scales_the_executors_out_in_place(k, producer, example):
 
 
 def test_the_load_drop_scales_back_in_with_the_same_driver(k, producer, example):
-    (driver,) = pods(k, "driver")
-    restarts = _restarts(driver)
+    drivers = {app: _identity(pods(k, "driver", app)[0]) for app in APPS}
     dropped_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     producer.rate = DROP_RATE
-    down = wait_for(k, "a realized scale-in after the load dropped", lambda: [
-        d for d in realized(k, "scaleDown") if d["time"] >= dropped_at], timeout=480, every=5)[-1]
-    assert down["to"] == 1, json.dumps(down)
-    wait_for(k, "1 executor pod left", lambda: len(pods(k, "executor")) == 1, timeout=180)
-    (now,) = pods(k, "driver")
-    assert now["metadata"]["uid"] == driver["metadata"]["uid"] and _restarts(now) == restarts
+    for app in APPS:
+        down = wait_for(k, f"a realized scale-in of {app} after the load dropped", lambda app=app: [
+            d for d in realized(k, "scaleDown", app) if d["time"] >= dropped_at], timeout=480, every=5)[-1]
+        assert down["to"] == 1, json.dumps(down)
+        wait_for(k, f"1 executor pod of {app} left", lambda app=app: len(pods(k, "executor", app)) == 1, timeout=180)
+    assert {app: _identity(pods(k, "driver", app)[0]) for app in APPS} == drivers, "a driver was replaced or restarted"
+
+
+def _identity(pod: dict) -> tuple[str, int]:
+    return pod["metadata"]["uid"], _restarts(pod)
 
 
 def _restarts(pod: dict) -> int:
@@ -278,23 +322,24 @@ def test_the_job_reads_the_topic_to_its_end_counting_every_word_once(k, broker, 
     assert producer.stop() == 0, "records still unacknowledged after 60 s"
     sent = producer.sent
     assert producer.failed == 0 and sent > 0
-    wait_for(k, f"the checkpoint's Kafka offsets at the {sent} records sent", lambda: read_offsets() == sent,
-             timeout=300, every=3)
     _, _, bootstrap = broker
-    final = latest_counts(bootstrap)  # the application's own sink: its last count of each word
     expected = Counter(records.word(int(i)) for i in records.word_ids(np.arange(sent)).ravel())
-    assert final == dict(expected), {w: (final.get(w), n) for w, n in expected.items() if final.get(w) != n}
+    for app, counts in ((APP, COUNTS), (JAR_APP, JAR_COUNTS)):
+        wait_for(k, f"{app}'s checkpoint's Kafka offsets at the {sent} records sent", lambda app=app: read_offsets(
+            app) == sent, timeout=300, every=3)
+        final = latest_counts(bootstrap, counts)  # the application's own sink: its last count of each word
+        assert final == dict(expected), {w: (final.get(w), n) for w, n in expected.items() if final.get(w) != n}
 
 
-def latest_counts(bootstrap: str) -> dict[str, int]:
+def latest_counts(bootstrap: str, topic: str) -> dict[str, int]:
     """The counts topic read from its start to its end: the last count written for each word (the application
     writes a word's running count each batch it changes, in update mode)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "e2e-check", "enable.auto.commit": False,
                          "log_level": 2})
     try:
-        parts = consumer.list_topics(COUNTS, timeout=10).topics[COUNTS].partitions
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(COUNTS, p), timeout=10)[1] for p in parts}
-        consumer.assign([TopicPartition(COUNTS, p, 0) for p in parts])
+        parts = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in parts}
+        consumer.assign([TopicPartition(topic, p, 0) for p in parts])
         latest: dict[str, int] = {}
         positions = {p: 0 for p in parts}
         deadline = time.monotonic() + 120

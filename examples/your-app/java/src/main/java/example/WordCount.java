@@ -15,6 +15,8 @@ import org.apache.spark.sql.types.DataTypes;
 /**
  * A Structured Streaming word count: lines from a Kafka topic, each word looked up (a slow call, as to an outside
  * service), a running count per word, the counts written to another Kafka topic.
+ *
+ * <p>Arguments: BOOTSTRAP_SERVERS INPUT_TOPIC OUTPUT_TOPIC CHECKPOINT_DIR [LOOKUP_MICROS, default 1000]
  */
 public final class WordCount {
     public static void main(String[] args) throws Exception {
@@ -22,9 +24,10 @@ public final class WordCount {
         String input = args[1];
         String output = args[2];
         String checkpoint = args[3];
+        long lookupNanos = 1_000L * (args.length > 4 ? Long.parseLong(args[4]) : 1_000L);
         SparkSession spark = SparkSession.builder().appName("wordcount-jar").getOrCreate();
         spark.udf().register("lookup", (UDF1<String, String>) word -> {
-            LockSupport.parkNanos(1_000_000);  // 1 ms, as a call to a dictionary service would take
+            LockSupport.parkNanos(lookupNanos);  // as a call to a dictionary service would take
             return word.toLowerCase();
         }, DataTypes.StringType);
         Dataset<Row> lines = spark.readStream().format("kafka")
