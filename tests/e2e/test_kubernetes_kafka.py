@@ -37,6 +37,7 @@ from kafka_broker.broker import create_topic
 from kafka_broker.kubernetes import PORT, broker_objects, publish
 from spark_apps import records, verify
 from tests.conftest import ROOT
+from tests.dashboard import DASHBOARD as CHART_DASHBOARD, panel_queries
 from tests.e2e import test_kubernetes as spark_walkthrough
 from tests.e2e.release import diagnosed, operator_release
 from tests.e2e.test_kubernetes import REAL, get, prometheus_url, real_nodes
@@ -296,6 +297,14 @@ def test_consumer_lag_scales_the_executors_out_in_place(k, producer, example):
     wait_for(k, f"a lag since the step above twice the low load's ({low[0]:.0f})", lambda: (
         seen := query(k, max_lag(time.monotonic() - started + 10))) and seen[0] > 2 * max(low[0], LOW_RATE),
         timeout=120, every=5)
+
+
+def test_every_dashboard_panel_shows_the_users_apps(k, example):
+    """The chart's Grafana dashboard reads a plugin-instrumented application as it reads elastream's runner: every
+    panel's query returns data for both apps (after the scale-out: the desired executors have been decided)."""
+    for app in APPS:
+        for title, expr in panel_queries(CHART_DASHBOARD, app=app, namespace=NS):
+            wait_for(k, f"data for panel {title!r} of {app}: {expr}", lambda e=expr: query(k, e), timeout=120, every=5)
 
 
 def test_the_load_drop_scales_back_in_with_the_same_driver(k, producer, example):
