@@ -211,19 +211,8 @@ class StormExporter:
         with self._lock:
             snap = self.snapshot
         labels = ["app", "component"]
-        g = {name: GaugeMetricFamily(f"elastream_storm_{name}", doc, labels=labels) for name, doc in (
-            ("executors", "executors of the component"),
-            ("tasks", "tasks of the component (the most executors it can have)"),
-            ("input_rate", "tuples/s arriving (spout: offered by the source)"),
-            ("processing_rate", "tuples/s executed (spout: emitted)"),
-            ("emit_rate", "tuples/s emitted on user streams"),
-            ("ack_rate", "records/s fully processed: acked tuple trees (spouts)"),
-            ("busy_fraction", "mean share of time its executors spent executing (Storm's capacity)"),
-            ("busy_fraction_max", "share of time its busiest executor spent executing: a hot key shows here"),
-            ("execute_latency_seconds", "mean execute latency"),
-            ("complete_latency_seconds", "mean time from emit to full ack (spouts)"),
-            ("backlog_records", "records offered by the source and not yet emitted (spouts)"),
-            ("pending_tuples", "tuples emitted and not yet acked (spouts)"))}
+        g = {name: GaugeMetricFamily(f"{SERIES_PREFIX}{name}", doc, labels=labels)
+             for name, doc in COMPONENT_SERIES.items()}
         info = InfoMetricFamily("elastream_storm_component", "a component: kind and upstream components",
                                 labels=labels)
         for comp, n in snap.executors.items():
@@ -241,6 +230,24 @@ class StormExporter:
         up = GaugeMetricFamily("elastream_storm_up", "1 when the last poll of Nimbus succeeded", labels=["app"])
         up.add_metric([self.app], 1.0 if self.up else 0.0)
         yield from [*g.values(), info, workers, up]
+
+
+SERIES_PREFIX = "elastream_storm_"
+# per component (labels app, component): the series' names after SERIES_PREFIX, and their help
+COMPONENT_SERIES = {
+    "executors": "executors of the component",
+    "tasks": "tasks of the component (the most executors it can have)",
+    "input_rate": "tuples/s arriving (spout: offered by the source)",
+    "processing_rate": "tuples/s executed (spout: emitted)",
+    "emit_rate": "tuples/s emitted on user streams",
+    "ack_rate": "records/s fully processed: acked tuple trees (spouts)",
+    "busy_fraction": "mean share of time its executors spent executing (Storm's capacity)",
+    "busy_fraction_max": "share of time its busiest executor spent executing: a hot key shows here",
+    "execute_latency_seconds": "mean execute latency",
+    "complete_latency_seconds": "mean time from emit to full ack (spouts)",
+    "backlog_records": "records offered by the source and not yet emitted (spouts)",
+    "pending_tuples": "tuples emitted and not yet acked (spouts)",
+}
 
 
 def component_values(kind: str, executor_rates: list[ExecutorRates | None], source: dict | None,

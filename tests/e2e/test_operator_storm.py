@@ -27,6 +27,7 @@ from storm_apps.nimbus import NimbusClient
 from storm_apps.source import read_source_state
 from storm_apps.topology import APPS, submit
 from tests.conftest import ROOT
+from tests.dashboard import DASHBOARD, panel_queries
 from tests.operator_fixtures import operator_in_process, wait_for
 from tests.prometheus import PrometheusServer
 
@@ -120,6 +121,12 @@ def test_prometheus_sees_every_component(prometheus, topology):
     busiest = {r["metric"]["component"]: float(r["value"][1])
                for r in prometheus.query(f'elastream_storm_busy_fraction_max{{app="{APP}"}}')}
     assert set(busiest) >= set(MAX) - {"sink"}, busiest
+
+
+def test_every_storm_dashboard_panel_returns_data(prometheus, topology):
+    """The chart's Grafana dashboard has a row for Storm topologies: every query of it returns data for this one."""
+    for title, expr in panel_queries(DASHBOARD, app=APP, engine="storm"):
+        wait_for(f"data for panel {title!r}: {expr}", lambda e=expr: prometheus.query(e), timeout=120, every=2)
 
 
 def test_load_step_rebalances_the_slow_component(crds_installed, ns, storm, topology, operator):

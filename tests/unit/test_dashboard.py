@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.dashboard import DASHBOARD, exported_metric_names, expand, load, metric_names, panel_queries, panels
+from tests.dashboard import DASHBOARD, EXPORTERS, exported_metric_names, expand, load, metric_names, panel_queries, panels
 
 
 def exprs() -> list[str]:
@@ -45,6 +45,20 @@ def test_the_panels_cover_load_backlog_latency_executors_and_decisions():
         assert name in used, f"no panel reads {name}"
 
 
+def test_storm_topologies_have_their_own_row_and_the_app_list_holds_them():
+    storm = [e for _, e in panel_queries(DASHBOARD, engine="storm")]
+    spark = [e for _, e in panel_queries(DASHBOARD)]
+    assert len(storm) + len(spark) == len(exprs())
+    used = set().union(*(metric_names(e) for e in storm))
+    assert {"elastream_storm_input_rate", "elastream_storm_processing_rate", "elastream_storm_executors",
+            "elastream_storm_busy_fraction_max", "elastream_storm_complete_latency_seconds",
+            "elastream_storm_backlog_records"} <= used
+    assert all(n.startswith("elastream_storm_") for n in used)
+    assert not any("elastream_storm_" in e for e in spark)
+    (app,) = [v for v in load()["templating"]["list"] if v["name"] == "app"]
+    assert "elastream_storm_workers" in app["definition"] and "elastream_input_rate" in app["definition"]
+
+
 def test_every_metric_the_dashboard_reads_is_exported_by_the_code():
     exported = exported_metric_names()
     assert {"elastream_input_rate", "elastream_records_processed_total", "elastream_operator_decisions_total",
@@ -57,8 +71,7 @@ def test_every_metric_the_dashboard_reads_is_exported_by_the_code():
         names = metric_names(expr)
         assert names, f"no metric in {expr!r}"
         missing = names - exported
-        assert not missing, f"{expr!r} reads {sorted(missing)}, which neither spark_apps/metrics.py nor " \
-                            "controllers/metrics.py exports"
+        assert not missing, f"{expr!r} reads {sorted(missing)}, which none of {[p.name for p in EXPORTERS]} exports"
 
 
 def test_the_job_panels_select_one_app_and_the_operator_gauge_its_streamapp():
@@ -72,7 +85,7 @@ def test_the_job_panels_select_one_app_and_the_operator_gauge_its_streamapp():
 
 
 def test_panel_queries_fill_in_every_variable():
-    queries = panel_queries(DASHBOARD, app="wc", namespace="team-a", rate_interval="30s")
+    queries = panel_queries(DASHBOARD, app="wc", namespace="team-a", rate_interval="30s", engine=None)
     assert len(queries) == len(exprs())
     for title, expr in queries:
         assert "$" not in expr and "[[" not in expr, (title, expr)
