@@ -1,10 +1,11 @@
 """End to end on real pods, a user's own PySpark application reading Kafka, managed by the operator: a KRaft broker
-runs as a pod of the test cluster (kafka_broker/kubernetes.py), the test writes lines of words to its 4-partition
+runs as a pod of the test cluster (examples/kubernetes-kafka/kafka.yaml, the project's Kafka image), the test writes lines of words to its 4-partition
 topic from the host, and the operator installed by Helm runs examples/kubernetes-kafka/ — examples/your-app/
 wordcount.py, unchanged, started by spark-submit with elastream's Spark plugin — and scales its executors on the
 topic's consumer lag:
 
     helm install elastream charts/elastream -n elastream-system --create-namespace --wait
+    kubectl apply -f examples/kubernetes-kafka/kafka.yaml      # then create the topic words (4 partitions)
     kubectl apply -f examples/kubernetes/prometheus.yaml -f examples/kubernetes-kafka/
 
 Beside it, the same word count as a user's JAR (examples/your-app/java, built here by Maven, its jar put on the
@@ -33,14 +34,12 @@ import yaml
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
-from kafka_broker.broker import create_topic
-from kafka_broker.kubernetes import PORT, broker_objects, publish
 from spark_apps import records, verify
 from tests.conftest import ROOT
 from tests.dashboard import DASHBOARD as CHART_DASHBOARD, panel_queries
 from tests.e2e import test_kubernetes as spark_walkthrough
 from tests.e2e.release import diagnosed, operator_release
-from tests.e2e.test_kubernetes import REAL, get, prometheus_url, real_nodes
+from tests.e2e.test_kubernetes import get, prometheus_url, real_nodes
 from tests.your_app import JAR_NAME, MAIN_CLASS, build_wordcount_jar
 
 pytestmark = pytest.mark.slow
@@ -48,8 +47,8 @@ EXAMPLE = ROOT / "examples" / "kubernetes-kafka"
 PROMETHEUS = ROOT / "examples" / "kubernetes" / "prometheus.yaml"
 APP, NS, RELEASE_NS, POLICY = "kafka-wordcount", "default", "elastream-system", "kafka-lag"
 HOST_DATA = Path("/var/lib/elastream-kafka-example")  # the hostPath of examples/kubernetes-kafka/storage.yaml
-KAFKA_JARS = Path("/var/lib/elastream-kafka-e2e")  # Kafka's jars, published for the broker pod's hostPath
-IMAGE = "ghcr.io/elastream/spark-runner:0.1.0"  # any image with Java 17 and a shell: the runner's is on the nodes
+BROKER = EXAMPLE / "kafka.yaml"  # the broker's ConfigMap, Pod and Service, in the project's Kafka image
+PORT = 9092
 TOPIC, PARTITIONS, COUNTS = "words", 4, "counts"  # COUNTS: the application's output topic
 JAR_APP, JAR_COUNTS = "kafka-wordcount-jar", "counts-jar"  # the JAR application and its output topic
 JAR_LOOKUP_US = 400  # its lookup per word: one executor carries at most 625 lines/s, two 1250, under HIGH_RATE
@@ -173,9 +172,7 @@ def release(k):
 @pytest.fixture(scope="module")
 def broker(k):
     """The broker pod on a real node, and its topic; yields the address the host reaches it at (its pod IP)."""
-    objects = json.dumps({"apiVersion": "v1", "kind": "List", "items": broker_objects(
-        "kafka", NS, IMAGE, publish(KAFKA_JARS), node_selector={REAL: "true"})})
-    k.kubectl("apply", "-f", "-", input=objects)
+    k.kubectl("apply", "-f", str(BROKER))  # simulated nodes are tainted: it runs on a real node
     try:
         ready = wait_for(k, "the kafka pod Ready", lambda: next(
             (p for p in get(k, "pods", "-n", NS, "-l", "app.kubernetes.io/name=kafka")["items"]
@@ -183,10 +180,13 @@ def broker(k):
             None), timeout=180)
         bootstrap = f"{ready['status']['podIP']}:{PORT}"
         admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 2})
-        create_topic(admin, TOPIC, PARTITIONS)
+        # as the walk-through says: Kafka's own tool, in the broker's image
+        k.kubectl("exec", "-n", NS, "kafka", "--", "java", "-cp", "/opt/kafka/lib/*",
+                  "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", "localhost:9092", "--create",
+                  "--topic", TOPIC, "--partitions", str(PARTITIONS))
         yield ready, admin, bootstrap
     finally:
-        k.kubectl("delete", "-f", "-", "--ignore-not-found", "--wait=false", input=objects, check=False)
+        k.kubectl("delete", "-f", str(BROKER), "--ignore-not-found", "--wait=false", check=False)
 
 
 @pytest.fixture(scope="module")

@@ -275,6 +275,26 @@ def spark_jars_context(env: Env) -> Path:
     return home
 
 
+def kafka_home_context(env: Env) -> Path:
+    """Kafka's classpath as kafka_broker/distribution.py resolves it from Maven Central (cached; the first call takes
+    about a minute with Maven), for the kafka image's named context `kafka-home`."""
+    proc = subprocess.run([sys.executable, "-m", "kafka_broker.distribution"], cwd=REPO, capture_output=True,
+                          text=True, env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
+    if proc.returncode != 0:
+        raise BuildError(f"kafka_broker.distribution could not resolve Kafka:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+    home = Path(proc.stdout.strip().splitlines()[-1])
+    if not (home / ".complete").is_file():
+        raise BuildError(f"{home} is not a complete Kafka home")
+    return home
+
+
+def check_kafka(ctx: CheckContext) -> None:
+    out = ctx.run(["java", "-cp", "/opt/kafka/lib/*", "kafka.Kafka", "--version"])
+    ctx.log(f"  Kafka {out.strip().splitlines()[-1]}")
+    ctx.run(["java", "-cp", "/opt/kafka/lib/*", "org.apache.kafka.tools.TopicCommand", "--version"])
+    ctx.run(["sh", "-c", 'test "$(id -u)" = 1000 && test -r /opt/kafka/start.sh && touch /var/lib/kafka/.probe'])
+
+
 IMAGES = {spec.name: spec for spec in (
     ImageSpec("pause", "localhost/elastream/pause:1", "scripts/images/pause/Dockerfile", pause_context,
               checks=(check_pause,)),
@@ -288,4 +308,6 @@ IMAGES = {spec.name: spec for spec in (
               checks=(check_spark,), contexts=(("spark-jars", spark_jars_context),)),
     ImageSpec("storm-runner", "ghcr.io/elastream/storm-runner:0.1.0", "storm_apps/Dockerfile", ".", wheels=True,
               checks=(check_storm,), contexts=(("storm-home", storm_home_context),)),
+    ImageSpec("kafka", "localhost/elastream/kafka:4.1.1", "kafka_broker/image/Dockerfile", "kafka_broker/image",
+              checks=(check_kafka,), contexts=(("kafka-home", kafka_home_context),)),
 )}
