@@ -158,6 +158,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="write the 'storm-placement' section of docs/benchmarks.md (off by default)")
     sp.set_defaults(handler=_run_storm_placement)
 
+    nx = targets.add_parser(
+        "nexmark-paths",
+        help="on this machine (no Kubernetes): Nexmark q1 and q5 read through Spark's own Kafka connector and through "
+             "elastream's Python Kafka source, side by side — events/s per task slot",
+    )
+    nx.add_argument("--events", type=int, default=400_000, metavar="N", help="Nexmark events in the topic (default 400000)")
+    nx.add_argument("--batch", type=int, default=50_000, metavar="N", help="most records per micro-batch (default 50000)")
+    nx.add_argument("--repeats", type=int, default=3, metavar="N", help="runs per query and path (default 3)")
+    nx.add_argument("--seed", type=int, default=1, metavar="S", help="the events' seed (default 1)")
+    nx.add_argument("--docs", action="store_true",
+                    help="write the 'nexmark-paths' section of docs/benchmarks.md (off by default)")
+    nx.set_defaults(handler=_run_nexmark_paths)
+
     sk = targets.add_parser(
         "spark",
         help="scaling policies side by side on a real Spark job (no Kubernetes): the same app under the same load, "
@@ -324,3 +337,4 @@ _run_storm_placement = _docs_bench("elastream.bench_storm_placement", "storm-pla
 _run_consolidation = _docs_bench("elastream.bench_consolidation.run", "consolidation")
 _run_tuning = _docs_bench("elasticity.tuning.benchmark", "tuning", by_default=True)
 _run_spark = _docs_bench("elastream.bench_spark", "spark")
+_run_nexmark_paths = _docs_bench("elastream.bench_nexmark_paths", "nexmark-paths")
