@@ -174,8 +174,9 @@ def test_load_step_scales_executor_pods_out_in_place(k, example):
 @pytest.mark.timeout(900)  # its waits outlast the suite's 600 s: let them fail with their diagnosis
 def test_load_drop_scales_back_in(k, example):
     uid, restarts = driver_identity(k)
-    # a scale-in lands in one of the step load's 150-s low phases, every 300 s; on a busy machine the metrics'
-    # lag can make it miss one or two of them (measured: 358 s on a cold CI run), so wait for three
+    # a scale-in lands in one of the step load's 150-s low phases, every 300 s: the example's 45-s scale-down delay
+    # after the 1-minute metrics window fits in the first; on a busy machine the metrics' lag can make it miss one
+    # (with a 90-s delay it missed the first: 358-375 s measured), so wait for three
     # one condition on the latest scale-in: the autoscaler may have scaled out again since an earlier one
     wait_for("a realized scale-in in status.history and fewer executor pods", lambda: (
         downs := history(k, "scaleDown")) and len(pods(k, "executor")) <= downs[-1]["to"], timeout=840, every=3, k=k)
