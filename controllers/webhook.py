@@ -61,10 +61,16 @@ def _namespace_of(userinfo: dict[str, Any]) -> str | None:
 
 
 def with_node(affinity: dict[str, Any] | None, node: str) -> dict[str, Any]:
-    """The pod's affinity with a required term on the node's name (other affinity kept)."""
+    """The pod's affinity with the node's name required too: added to each of the pod's own required terms (they
+    are ORed; within a term, requirements are ANDed), so a term of the user's is kept, narrowed to the node."""
+    on_node = {"key": "metadata.name", "operator": "In", "values": [node]}
     out = dict(affinity or {})
-    out["nodeAffinity"] = {**(out.get("nodeAffinity") or {}), "requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}
+    node_affinity = dict(out.get("nodeAffinity") or {})
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") or [{}]
+    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {**required, "nodeSelectorTerms": [
+        {**term, "matchFields": [*(term.get("matchFields") or []), on_node]} for term in terms]}
+    out["nodeAffinity"] = node_affinity
     return out
 
 

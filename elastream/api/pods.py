@@ -17,7 +17,8 @@ VOLUME_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"  # DNS-1123 label, as a
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"  # what the API server accepts for an environment variable
 # what the operator itself puts in the driver and executor pods (elastream.engines.spark.managed)
 RESERVED_VOLUMES = ("data", "config", "token")
-RESERVED_PATHS = ("/var/lib/elastream", "/etc/elastream", "/var/run/elastream")
+# the operator's mounts, and Spark's: the executors' configuration volume (Constants.SPARK_CONF_DIR_INTERNAL)
+RESERVED_PATHS = ("/var/lib/elastream", "/etc/elastream", "/var/run/elastream", "/opt/spark/conf")
 RESERVED_ENV = ("SPARK_CONF_DIR", "POD_IP")
 RESERVED_LABEL_PREFIX = "elastream.io/"
 
@@ -71,7 +72,12 @@ class EnvFromSource(ApiModel):
 
 class Toleration(ApiModel):
     rules = (Rule("self.operator != 'Exists' || !has(self.value)", "a toleration with operator Exists has no value",
-                  lambda t: t.operator != "Exists" or t.value is None, ".value"),)
+                  lambda t: t.operator != "Exists" or t.value is None, ".value"),
+             Rule("has(self.key) || self.operator == 'Exists'", "a toleration without a key needs operator Exists",
+                  lambda t: t.key is not None or t.operator == "Exists", ".operator"),
+             Rule("!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+                  "tolerationSeconds goes with effect NoExecute only",
+                  lambda t: t.toleration_seconds is None or t.effect == "NoExecute", ".tolerationSeconds"))
 
     key: str | None = Field(None, max_length=317)
     operator: Literal["Exists", "Equal"] = "Equal"
@@ -81,7 +87,11 @@ class Toleration(ApiModel):
 
 
 class VolumeMount(ApiModel):
-    rules = (Rule("!(self.name in " + str(list(RESERVED_VOLUMES)).replace("'", '"') + ")",
+    rules = (Rule("!has(self.subPath) || !(self.subPath == '..' || self.subPath.startsWith('../') || "
+                  "self.subPath.contains('/../') || self.subPath.endsWith('/..'))",
+                  "subPath must stay inside the volume (no ..)",
+                  lambda m: m.sub_path is None or ".." not in m.sub_path.split("/"), ".subPath"),
+             Rule("!(self.name in " + str(list(RESERVED_VOLUMES)).replace("'", '"') + ")",
                   f"volume names {', '.join(RESERVED_VOLUMES)} are the operator's own",
                   lambda m: m.name not in RESERVED_VOLUMES, ".name"),
              Rule("!(" + " || ".join(f"self.mountPath == '{p}' || self.mountPath.startsWith('{p}/')"
@@ -93,7 +103,8 @@ class VolumeMount(ApiModel):
     name: str = Field(..., pattern=VOLUME_NAME_PATTERN, max_length=63, description="a volume of spec.spark.volumes")
     mount_path: str = Field(..., min_length=2, max_length=1024, pattern=r"^/[^:]*$")
     read_only: bool | None = None
-    sub_path: str | None = Field(None, min_length=1, max_length=1024, pattern=r"^[^/][^:]*$")
+    sub_path: str | None = Field(None, min_length=1, max_length=1024, pattern=r"^[^/][^:]*$",
+                                 description="a path inside the volume, relative, without ..")
 
 
 class KeyToPath(ApiModel):
@@ -161,7 +172,7 @@ class Affinity(ApiModel):
     pod_anti_affinity: FreeForm | None = None
 
 
-Label = Annotated[str, Field(max_length=63)]
+Label = Annotated[str, Field(max_length=63, pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")]
 
 
 class PodSettings(ApiModel):
@@ -175,7 +186,8 @@ class PodSettings(ApiModel):
     memory_overhead: str | None = Field(
         None, pattern=QUANTITY_PATTERN, max_length=16,
         description="memory beyond the JVM heap (spark.driver/executor.memoryOverhead): Python workers, native "
-        "buffers; added to the pod's memory request. Unset: Spark's default")
+        "buffers; added to the pod's memory request. Unset: executors get Spark's default (10%, at least 384m); "
+        "the driver pod requests its memory only")
     env: list[EnvVar] = Field(default_factory=list, max_length=128,
                               description="environment variables (valueFrom: a Secret's or ConfigMap's key)")
     env_from: list[EnvFromSource] = Field(default_factory=list, max_length=32,
@@ -185,8 +197,8 @@ class PodSettings(ApiModel):
     service_account: str | None = Field(
         None, pattern=NAME_PATTERN, max_length=253,
         description="the pod's ServiceAccount (e.g. for a cloud identity). The driver's must also allow what "
-        "Spark's driver does (docs/your-app.md); unset: the operator's <app>-spark for the driver, the "
-        "namespace's default for executors")
+        "Spark's driver does (docs/api.md#pod-fields). Unset: the operator's <app>-spark for the driver; for the "
+        "executors, Spark's default, the driver's account (which may manage pods): name one to give them less")
     labels: dict[str, Label] = Field(default_factory=dict, max_length=64)
     annotations: dict[str, Annotated[str, Field(max_length=4096)]] = Field(default_factory=dict, max_length=64)
     tolerations: list[Toleration] = Field(default_factory=list, max_length=32)

@@ -51,7 +51,8 @@ BROKER = EXAMPLE / "kafka.yaml"  # the broker's ConfigMap, Pod and Service, in t
 PORT = 9092
 TOPIC, PARTITIONS, COUNTS = "words", 4, "counts"  # COUNTS: the application's output topic
 JAR_APP, JAR_COUNTS = "kafka-wordcount-jar", "counts-jar"  # the JAR application and its output topic
-JAR_LOOKUP_US = 400  # its lookup per word: one executor carries at most 625 lines/s, two 1250, under HIGH_RATE
+JAR_LOOKUP_US = 400  # its lookup per word: one executor carries at most 625 lines/s, two 1250: under HIGH_RATE both
+#                     fall behind (the lag keeps saying "more"), and after the drop two drain the backlog quickly
 APPS = (APP, JAR_APP)
 LOW_RATE, HIGH_RATE = 200.0, 1500.0  # lines/s: the lookup alone lets one executor carry at most 1250/s
 # after the step: well under what one executor carries even on a busy machine (measured: 595 lines/s per executor
@@ -222,7 +223,7 @@ def jar_app(example_app: dict) -> dict:
 @pytest.fixture(scope="module")
 def example(k, release, broker, producer, jar):
     shutil.rmtree(HOST_DATA, ignore_errors=True)  # a checkpoint left by an earlier run would be resumed
-    (HOST_DATA / "jars").mkdir(parents=True)
+    (HOST_DATA / "jars").mkdir(parents=True, exist_ok=True)
     shutil.copy(jar, HOST_DATA / "jars" / JAR_NAME)  # on the shared volume, as a user would copy it
     docs = [d for d in yaml.safe_load_all((EXAMPLE / "wordcount.yaml").read_text()) if d]
     for doc in docs:  # advisor until the load step (test_consumer_lag_scales_the_executors_out_in_place)
@@ -254,7 +255,9 @@ def test_the_broker_runs_in_the_cluster_and_the_app_reads_its_partitions(k, brok
             assert p["spec"]["nodeName"] in real_nodes(k), f"{p['metadata']['name']} is on {p['spec']['nodeName']}"
     # the example's pod fields: the driver read the broker's address from its envFrom (the job reads, below);
     # Spark made each executor from the operator's template, keeping its env and labels
-    for p in running(k, "executor"):
+    executors = running(k, "executor")
+    assert executors
+    for p in executors:
         assert p["metadata"]["labels"]["team"] == "streams"
         assert "KAFKA_BOOTSTRAP_SERVERS" in [e["name"] for e in p["spec"]["containers"][0].get("env", [])]
     # the partitions bound the useful parallelism: the plugin exports them, Prometheus scrapes them

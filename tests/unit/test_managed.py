@@ -223,7 +223,9 @@ def test_pod_fields_reach_every_executor_through_the_template_and_spark_conf():
 
 
 def test_an_app_without_pod_fields_keeps_its_driver_digest():
-    """Upgrading the operator must not restart running drivers: unset pod fields add nothing to what is hashed."""
+    """Upgrading the operator must not restart running drivers: unset pod fields add nothing to what is hashed
+    (the digest is the one operators before the pod fields computed for this spec)."""
+    assert managed.spec_hash(BODY, spec()) == "967d22b4f7358474b0d3ee91c538e369"
     template = yaml.safe_load(managed.config_map(BODY, spec())["data"][managed.EXECUTOR_TEMPLATE])
     assert template == {"apiVersion": "v1", "kind": "Pod", "spec": {"securityContext": managed._security_context()}}
     pod = managed.driver_pod(BODY, spec())

@@ -45,6 +45,13 @@ def test_webhook_pins_the_node_and_keeps_other_affinity():
     term = out["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
     assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]
     assert out["podAntiAffinity"] == {"x": 1} and "nodeAffinity" not in other
+    # a required term of the pod's own is kept, narrowed to the node (terms are ORed: each one gets the node)
+    own = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["a"]}]},
+        {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["b"]}]}]}}}
+    terms = with_node(own, "n2")["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert [t["matchExpressions"][0]["values"] for t in terms] == [["a"], ["b"]]
+    assert all(t["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": ["n2"]}] for t in terms)
     assert _namespace_of({"username": "system:serviceaccount:team-a:wordcount-spark"}) == "team-a"
     assert _namespace_of({"username": "admin"}) is None
 
@@ -164,3 +171,15 @@ def test_cpu_left_is_allocatable_less_the_other_live_pods_requests():
     pods = [pod("driver", "250m"), pod("exec", "500m"), pod("done", "1", "Succeeded"), pod("new", "100m", "Pending")]
     assert cpu_left(node, pods, excluded={"ns/exec"}) == 2 - 0.25 - 0.1
     assert cpu_left(node, [pod("big", "3")], excluded=set()) == 0.0
+
+
+def test_placement_refuses_executors_with_scheduling_fields_it_cannot_plan():
+    from elastream.api.streamapp import StreamAppSpec
+    from elastream.engines.spark.placement import SparkPlacement
+
+    def spec(**executor):
+        return StreamAppSpec.model_validate({"engine": "spark", "spark": {"executor": executor}})
+
+    assert SparkPlacement.unsupported(spec()) is None
+    assert "spec.spark.executor.affinity" in SparkPlacement.unsupported(spec(tolerations=[{"operator": "Exists"}]))
+    assert "spec.spark.executor.affinity" in SparkPlacement.unsupported(spec(affinity={"nodeAffinity": {}}))

@@ -159,7 +159,7 @@ def executor_pod_template(spec: StreamAppSpec) -> str:
     if volumes := _mounted_volumes(spark, executor):
         pod["spec"]["volumes"] = volumes
     if fields := executor.container_fields():
-        pod["spec"]["containers"] = [{"name": "executor", **fields}]
+        pod["spec"]["containers"] = [{"name": "spark-kubernetes-executor", **fields}]  # Spark's own name for it
     return yaml.safe_dump(pod)
 
 

@@ -26,6 +26,10 @@ class SparkPlacement:
     def unsupported(spec) -> str | None:
         if spec.spark.attach is not None:
             return "spec.spark.attach: the executors of an attached job are not the operator's to place"
+        executor = spec.spark.executor
+        if executor.affinity is not None or executor.tolerations:
+            return ("spec.spark.executor.affinity and .tolerations: the placement plan knows only spec.spark."
+                    "nodeSelector and untainted nodes, so it cannot place executors that set them")
         return None
 
     @staticmethod

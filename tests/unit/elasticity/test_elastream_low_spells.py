@@ -57,7 +57,7 @@ def test_a_first_fall_does_not_wait():
 
 
 def test_a_scale_down_delay_the_user_set_is_not_outwaited():
-    # the user's 90-s delay says a low load of 90 s is worth a scale-in (examples/kubernetes: lows of 150 s)
+    # a user's 90-s delay says a low load of 90 s is worth a scale-in (with lows of 150 s, as a step load has)
     cfg = PolicyConfig(elastream_low_spell_max_s=900.0, scale_down_delay_s=90.0)
     off = PolicyConfig(elastream_low_spell_max_s=0.0, scale_down_delay_s=90.0)
     assert _first_scale_in(_proposals(cfg, ON_OFF), SECOND_GAP) == _first_scale_in(_proposals(off, ON_OFF), SECOND_GAP)
