@@ -147,14 +147,16 @@ def bench_main(args: argparse.Namespace) -> int:
             preload(servers, args.events, args.seed)
             spark = session()
             runs = []
-            for _ in range(args.repeats):
-                for query in QUERIES:
-                    for path in PATHS:
-                        run = measure(spark, query, path, servers, args.events, args.batch, timeout_s=1800)
-                        print(f"{run.query} {run.path}: {run.events_per_s:,.0f} events/s ({run.batches} batches)",
-                              flush=True)
-                        runs.append(run)
-            spark.stop()
+            try:
+                for _ in range(args.repeats):
+                    for query in QUERIES:
+                        for path in PATHS:
+                            run = measure(spark, query, path, servers, args.events, args.batch, timeout_s=1800)
+                            print(f"{run.query} {run.path}: {run.events_per_s:,.0f} events/s ({run.batches} "
+                                  "batches)", flush=True)
+                            runs.append(run)
+            finally:
+                spark.stop()
         finally:
             kafka.stop()
     text = table(runs)
