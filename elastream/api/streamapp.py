@@ -67,8 +67,8 @@ class Application(ApiModel):
     main_application_file: str | None = Field(
         None, min_length=1, max_length=1024, pattern=r"^(local://)?[^\s]+$",
         description="a Spark application as you already run it (docs/your-app.md): a .py file or a jar, unchanged. "
-        "local:///path or /path: in the image or on the shared volume; a relative path: beside the manifest (the "
-        "local mode, elastream run)")
+        "local:///path or /path: in the image or on the shared volume; a URL (https://, s3a://, hdfs://): fetched "
+        "by spark-submit in the driver pod; a relative path: beside the manifest (the local mode, elastream run)")
     main_class: str | None = Field(None, min_length=1, max_length=512, pattern=r"^[A-Za-z_$][\w$.]*$",
                                    description="the main class of a Scala or Java application")
     arguments: list[Annotated[str, Field(max_length=4096)]] = Field(
@@ -80,6 +80,12 @@ class Application(ApiModel):
         None, description="time each input record holds the task that reads it, as a call to an outside service per record "
         "would (it waits, it does not compute), e.g. 250us: one executor core then carries at most 1/recordCost "
         "records/s on any machine. Unset: none")
+
+    @property
+    def main_is_url(self) -> bool:
+        """mainApplicationFile is a URL spark-submit fetches (https://, s3a://, hdfs://, ...), not a path."""
+        f = self.main_application_file or ""
+        return "://" in f and not f.startswith("local://")
 
     @property
     def is_users(self) -> bool:

@@ -170,6 +170,14 @@ def test_a_relative_main_file_is_refused_in_a_cluster_naming_the_field():
     assert done.said and done.said[0].startswith("spec.spark.application.mainApplicationFile: wc.py is relative")
 
 
+def test_a_main_file_url_is_left_to_spark_submit_to_fetch():
+    s = users_app(type="Java", mainClass="example.WordCount", mainApplicationFile="https://repo.example/wc.jar")
+    args = managed.driver_pod(BODY, s)["spec"]["containers"][0]["args"]
+    assert args[-3] == "https://repo.example/wc.jar"
+    assert managed.driver_pod(BODY, users_app(mainApplicationFile="local:///opt/wc.py"))["spec"]["containers"][0][
+        "args"][-3] == "/opt/wc.py"
+
+
 POD_FIELDS = {
     "env": [{"name": "KAFKA_USER", "valueFrom": {"secretKeyRef": {"name": "kafka-creds", "key": "user"}}}],
     "envFrom": [{"secretRef": {"name": "s3-creds"}}],

@@ -33,6 +33,8 @@ def test_what_cannot_run_here_is_refused_naming_the_field(tmp_path):
     (tmp_path / "wc.py").write_text("print()")
     with pytest.raises(ManifestError, match="spec.spark.source.type"):
         check_runnable(app(tmp_path, "wc.py", source="generator"))
+    with pytest.raises(ManifestError, match="mainApplicationFile: a URL is for a cluster"):
+        check_runnable(app(tmp_path, "s3a://bucket/wc.py"))
 
 
 def test_arguments_expand_as_kubernetes_expands_them():

@@ -23,10 +23,12 @@ def reconcile(body: dict[str, Any], spec: StreamAppSpec, *, all_objects: bool) -
     generation = body["metadata"].get("generation", 0)
     if spec.spark.attach is not None:
         return attached(spec, spec.spark.attach.control_url, generation)
-    main_file = spec.spark.application.main_application_file
-    if main_file is not None and not main_file.removeprefix("local://").startswith("/"):
+    application = spec.spark.application
+    main_file = application.main_application_file
+    if main_file is not None and not application.main_is_url and not main_file.removeprefix("local://").startswith("/"):
         message = (f"spec.spark.application.mainApplicationFile: {main_file} is relative; in a cluster give "
-                   "local:///path in the image or /path on the shared volume (a relative path is for elastream run)")
+                   "local:///path in the image, /path on the shared volume or a URL spark-submit can fetch (a "
+                   "relative path is for elastream run)")
         return Reconciled([message], lambda st: failed_status(st, message, generation))
     if spec.spark.source.type == "nexmark":  # nothing is created: say why, once per generation
         message = ("spec.spark.source.type: nexmark runs in the local mode only (elastream run starts its Kafka "

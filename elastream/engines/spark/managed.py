@@ -307,13 +307,15 @@ def _driver_template(body: dict[str, Any], spec: StreamAppSpec) -> dict[str, Any
 def users_driver_args(app: str, spec: StreamAppSpec, executors: int) -> list[str]:
     """spark-submit in the driver pod for a user's own application: client mode (the pod is the driver), the rest of
     the configuration from the ConfigMap's spark-defaults.conf; the main file as the image or the shared volume
-    holds it (local:// is a path in the pod); the arguments as they are (the kubelet expands $(VAR))."""
+    holds it (local:// is a path in the pod), or its URL, which spark-submit fetches; the arguments as they are
+    (the kubelet expands $(VAR))."""
     application = spec.spark.application
+    main = application.main_application_file
     jars = list(application.deps.jars) if application.deps else []
     return ["--master", MASTER, "--deploy-mode", "client", "--name", app,
             "--conf", "spark.driver.bindAddress=$(POD_IP)", "--conf", f"spark.executor.instances={executors}",
             *(["--jars", ",".join(jars)] if jars else []),
-            *submit_args(application, application.main_application_file.removeprefix("local://"),
+            *submit_args(application, main if application.main_is_url else main.removeprefix("local://"),
                          list(application.arguments))]
 
 

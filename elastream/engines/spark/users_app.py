@@ -41,6 +41,9 @@ def check_runnable(app: LocalApp) -> None:
     if app.spec.spark.source.type != "kafka":
         raise ManifestError(app.name, ["spec.spark.source.type: a user's application reads Kafka here: set kafka "
                                        "(its topic; the local mode starts the broker) and generator (the load)"])
+    if app.spec.spark.application.main_is_url:
+        raise ManifestError(app.name, ["spec.spark.application.mainApplicationFile: a URL is for a cluster (spark-"
+                                       "submit fetches it in the driver pod); elastream run takes a file here"])
     if not main_file(app).is_file():
         raise ManifestError(app.name, [f"spec.spark.application.mainApplicationFile: no file {main_file(app)}"])
 
