@@ -67,8 +67,8 @@ class Application(ApiModel):
     main_application_file: str | None = Field(
         None, min_length=1, max_length=1024, pattern=r"^(local://)?[^\s]+$",
         description="a Spark application as you already run it (docs/your-app.md): a .py file or a jar, unchanged. "
-        "local:///path or /path: in the image or on the shared volume; a URL (https://, s3a://, hdfs://): fetched "
-        "by spark-submit in the driver pod; a relative path: beside the manifest (the local mode, elastream run)")
+        "local:///path or /path: in the image or on the shared volume; a URL: fetched by spark-submit in the driver "
+        "pod (https://; s3a:// or hdfs:// when the image holds that filesystem); a relative path: beside the manifest (the local mode, elastream run)")
     main_class: str | None = Field(None, min_length=1, max_length=512, pattern=r"^[A-Za-z_$][\w$.]*$",
                                    description="the main class of a Scala or Java application")
     arguments: list[Annotated[str, Field(max_length=4096)]] = Field(
