@@ -24,6 +24,10 @@ final class ProgressListener extends SparkListener {
         try {
             if (event instanceof StreamingQueryListener.QueryProgressEvent p) {
                 metrics.onProgress(QueryProgress.parse(p.progress().json()));
+            } else if (event instanceof StreamingQueryListener.QueryIdleEvent i) {
+                // Spark >= 3.5 posts this, not a progress, while no data arrives: the last batch's numbers
+                // would otherwise read as a busy query forever
+                metrics.onIdle(i.id().toString(), java.time.Instant.parse(i.timestamp()));
             } else if (event instanceof StreamingQueryListener.QueryTerminatedEvent t) {
                 metrics.forgetRun(t.id().toString());
             } else if (event instanceof StreamingQueryListener.QueryStartedEvent s) {

@@ -13,8 +13,10 @@ public final class QueryState {
     private double intervalSeconds;
     private long records;
     private long batches;
+    private Instant idleSince;  // Spark said the query waits for data, after its last batch
 
     public synchronized void update(QueryProgress p) {
+        idleSince = null;
         if (last != null && p.batchId() > last.batchId()) {
             intervalSeconds = Duration.between(last.triggeredAt(), p.triggeredAt()).toNanos() / 1e9;
         } else if (last == null || p.batchId() < last.batchId()) {
@@ -25,12 +27,22 @@ public final class QueryState {
         batches += 1;
     }
 
-    public synchronized Snapshot snapshot() {
-        return last == null ? null : new Snapshot(last, intervalSeconds, records, batches);
+    /** No data since the last batch (Spark's QueryIdleEvent at `at`). */
+    public synchronized void idle(Instant at) {
+        if (last != null && at.isAfter(last.committedAt())) {
+            idleSince = at;
+        }
     }
 
-    /** One consistent reading of a query for a scrape. */
-    public record Snapshot(QueryProgress last, double measuredInterval, long records, long batches) {
+    public synchronized Snapshot snapshot() {
+        return last == null ? null : new Snapshot(last, intervalSeconds, records, batches, idleSince != null);
+    }
+
+    /**
+     * One consistent reading of a query for a scrape. Idle: the query waits for data since its last batch, so
+     * nothing arrives, no batch runs and no record waits but those the source reports behind.
+     */
+    public record Snapshot(QueryProgress last, double measuredInterval, long records, long batches, boolean idle) {
         /**
          * Seconds between the starts of the last two batches: the trigger interval while the query keeps up (or
          * more, when Spark skips batches without data), the batch duration when it runs batches back to back
@@ -46,6 +58,9 @@ public final class QueryState {
 
         /** Median end-to-end latency, event time to the batch's commit; `behind`: the records still to read. */
         public double latencyP50(long behind) {
+            if (idle) {
+                return queued(behind);
+            }
             if (latencyMeasured() && last.eventTimeAvg() != null) {
                 return seconds(last.eventTimeAvg(), last.committedAt());
             }
@@ -54,6 +69,9 @@ public final class QueryState {
 
         /** 99th percentile end-to-end latency: from the batch's oldest event time to its commit. */
         public double latencyP99(long behind) {
+            if (idle) {
+                return queued(behind);
+            }
             if (latencyMeasured()) {
                 return seconds(last.eventTimeMin(), last.committedAt());
             }

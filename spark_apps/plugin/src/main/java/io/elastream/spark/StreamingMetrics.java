@@ -40,6 +40,14 @@ public final class StreamingMetrics {
         queries.computeIfAbsent(progress.query(), q -> new QueryState()).update(progress);
     }
 
+    /** The query waits for data (Spark's QueryIdleEvent): nothing arrives, nothing is processed. */
+    public void onIdle(String id, java.time.Instant at) {
+        QueryState state = queries.get(names.getOrDefault(id, id));
+        if (state != null) {
+            state.idle(at);
+        }
+    }
+
     /** A stopped query's series go with it: its last values would otherwise read as a live job's forever. */
     public void forgetRun(String id) {
         String query = names.remove(id);
@@ -58,12 +66,12 @@ public final class StreamingMetrics {
         });
         Map<String, Long> behind = backlog(now);
         Exposition e = new Exposition();
-        gauge(e, now, "elastream_input_rate", "records/s offered to the query (Spark inputRowsPerSecond)",
-                s -> s.last().inputRate());
+        gauge(e, now, "elastream_input_rate", "records/s offered to the query (Spark inputRowsPerSecond; 0 "
+                + "while the query is idle)", s -> s.idle() ? 0.0 : s.last().inputRate());
         gauge(e, now, "elastream_processing_rate", "records/s processed (Spark processedRowsPerSecond)",
                 s -> s.last().processingRate());
-        gauge(e, now, "elastream_batch_duration_seconds", "duration of the last micro-batch",
-                s -> s.last().batchSeconds());
+        gauge(e, now, "elastream_batch_duration_seconds", "duration of the last micro-batch (0 while the query is "
+                + "idle)", s -> s.idle() ? 0.0 : s.last().batchSeconds());
         gauge(e, now, "elastream_trigger_interval_seconds", "seconds between the starts of the last two "
                 + "micro-batches (the trigger interval while the query keeps up)", QueryState.Snapshot::interval);
         gauge(e, now, "elastream_latency_p50_seconds", "end-to-end latency, event time to sink, median",

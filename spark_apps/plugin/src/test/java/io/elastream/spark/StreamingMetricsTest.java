@@ -77,6 +77,23 @@ class StreamingMetricsTest {
     }
 
     @Test
+    void anIdleQueryReadsNothingArrivingAndNoBatchRunningUntilItsNextBatch() {
+        StreamingMetrics m = new StreamingMetrics("wc", null);
+        m.onStarted("q-1", "counts");
+        m.onProgress(QueryProgress.parse(kafkaProgress(5, "2026-12-07T20:00:00.000Z", 1500, null)));
+        m.onIdle("q-1", java.time.Instant.parse("2026-12-07T20:00:01.000Z"));  // before the batch's commit: ignored
+        assertEquals(1000.0, sample(m.render(), "elastream_input_rate"));
+        m.onIdle("q-1", java.time.Instant.parse("2026-12-07T20:00:10.000Z"));
+        String page = m.render();
+        assertEquals(0.0, sample(page, "elastream_input_rate"));
+        assertEquals(0.0, sample(page, "elastream_batch_duration_seconds"));
+        assertEquals(80 / 2000.0, sample(page, "elastream_latency_p99_seconds"), 1e-9);  // only what waits behind
+        assertEquals(2000.0, sample(page, "elastream_processing_rate"));  // what it can do stays known
+        m.onProgress(QueryProgress.parse(kafkaProgress(6, "2026-12-07T20:00:20.000Z", 1500, null)));
+        assertEquals(1000.0, sample(m.render(), "elastream_input_rate"));
+    }
+
+    @Test
     void latencyIsMeasuredFromEventTimesWhenTheQueryHasAWatermark() {
         StreamingMetrics m = new StreamingMetrics("wc", null);
         String eventTime = "{\"min\":\"2026-12-07T19:59:57.000Z\",\"avg\":\"2026-12-07T19:59:59.000Z\","
