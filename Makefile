@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 # On a cold cache the images (mostly downloads and disk) build while Go compiles the control plane (mostly CPU);
 # the real-node fixture finds them in the cache. coredns waits: its image needs the binary Go builds. Root only (the
 # Debian-based images need it, as the real nodes do); an interrupted or failed Go build stops the images too.
-IMAGES_BESIDE_GO := pause prometheus operator spark-runner storm-runner
+IMAGES_BESIDE_GO := pause prometheus operator spark-runner storm-runner kafka
 cluster-build: setup
 	@if [ "$$(id -u)" != 0 ]; then exec scripts/test-cluster build; fi; \
 	scripts/build-images --only $(IMAGES_BESIDE_GO) >/dev/null & images=$$!; \
