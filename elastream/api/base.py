@@ -84,6 +84,27 @@ class Rule:
         return out
 
 
+def keys_rule(field: str, limit: int, reserved_prefix: str | None = None) -> Rule:
+    """Map keys are not length-checked by the schema (structural schemas have no propertyNames): a rule does it,
+    and refuses keys under `reserved_prefix` when given."""
+    camel = to_camel(field)
+    cel = f"k.size() > 0 && k.size() <= {limit}"
+    message = f"{camel} keys must be 1 to {limit} characters"
+    if reserved_prefix:
+        cel += f" && !k.startsWith('{reserved_prefix}')"
+        message += f" and not under {reserved_prefix} (the operator's)"
+    return Rule(f"self.{camel}.all(k, {cel})", message,
+                lambda m: all(0 < len(k) <= limit and not (reserved_prefix and k.startswith(reserved_prefix))
+                              for k in getattr(m, field)), f".{camel}")
+
+
+def not_in_rule(field: str, values: tuple[str, ...], message: str) -> Rule:
+    """`field` (a string) is none of `values`: a CEL list membership and its Python twin."""
+    camel = to_camel(field)
+    listed = ", ".join(f'"{v}"' for v in values)
+    return Rule(f"!(self.{camel} in [{listed}])", message, lambda m: getattr(m, field) not in values, f".{camel}")
+
+
 class ApiModel(BaseModel):
     """Base of every API model: camelCase on the wire, unknown fields rejected, rules enforced."""
 

@@ -11,7 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from elastream.api.base import K8S_QUANTITY_PATTERN, NAME_PATTERN, QUANTITY_PATTERN, ApiModel, Rule
+from elastream.api.base import (K8S_QUANTITY_PATTERN, NAME_PATTERN, QUANTITY_PATTERN, ApiModel, Rule, keys_rule,
+                                not_in_rule)
 
 VOLUME_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"  # DNS-1123 label, as a pod's volume names
 ENV_NAME_PATTERN = r"^[-._a-zA-Z][-._a-zA-Z0-9]*$"  # what the API server accepts for an environment variable
@@ -21,6 +22,8 @@ RESERVED_VOLUMES = ("data", "config", "token")
 RESERVED_PATHS = ("/var/lib/elastream", "/etc/elastream", "/var/run/elastream", "/opt/spark/conf")
 RESERVED_ENV = ("SPARK_CONF_DIR", "POD_IP")
 RESERVED_LABEL_PREFIX = "elastream.io/"
+NOT_A_RESERVED_VOLUME = not_in_rule("name", RESERVED_VOLUMES,
+                                    f"volume names {', '.join(RESERVED_VOLUMES)} are the operator's own")
 
 
 class KeyRef(ApiModel):
@@ -47,9 +50,7 @@ class EnvVarSource(ApiModel):
 class EnvVar(ApiModel):
     rules = (Rule("!(has(self.value) && has(self.valueFrom))", "set value or valueFrom, not both",
                   lambda e: e.value is None or e.value_from is None, ".valueFrom"),
-             Rule("!(self.name in " + str(list(RESERVED_ENV)).replace("'", '"') + ")",
-                  f"the operator sets {', '.join(RESERVED_ENV)} itself", lambda e: e.name not in RESERVED_ENV,
-                  ".name"))
+             not_in_rule("name", RESERVED_ENV, f"the operator sets {', '.join(RESERVED_ENV)} itself"))
 
     name: str = Field(..., min_length=1, max_length=256, pattern=ENV_NAME_PATTERN)
     value: str | None = Field(None, max_length=32768)
@@ -91,9 +92,7 @@ class VolumeMount(ApiModel):
                   "self.subPath.contains('/../') || self.subPath.endsWith('/..'))",
                   "subPath must stay inside the volume (no ..)",
                   lambda m: m.sub_path is None or ".." not in m.sub_path.split("/"), ".subPath"),
-             Rule("!(self.name in " + str(list(RESERVED_VOLUMES)).replace("'", '"') + ")",
-                  f"volume names {', '.join(RESERVED_VOLUMES)} are the operator's own",
-                  lambda m: m.name not in RESERVED_VOLUMES, ".name"),
+             NOT_A_RESERVED_VOLUME,
              Rule("!(" + " || ".join(f"self.mountPath == '{p}' || self.mountPath.startsWith('{p}/')"
                                      for p in RESERVED_PATHS) + ")",
                   f"mountPath must not be under {', '.join(RESERVED_PATHS)}: the operator mounts them",
@@ -142,22 +141,13 @@ class Volume(ApiModel):
                   "a volume takes exactly one of configMap, secret, emptyDir or persistentVolumeClaim",
                   lambda v: sum(x is not None for x in (v.config_map, v.secret, v.empty_dir,
                                                         v.persistent_volume_claim)) == 1),
-             Rule("!(self.name in " + str(list(RESERVED_VOLUMES)).replace("'", '"') + ")",
-                  f"volume names {', '.join(RESERVED_VOLUMES)} are the operator's own",
-                  lambda v: v.name not in RESERVED_VOLUMES, ".name"))
+             NOT_A_RESERVED_VOLUME)
 
     name: str = Field(..., pattern=VOLUME_NAME_PATTERN, max_length=63)
     config_map: ConfigMapVolume | None = None
     secret: SecretVolume | None = None
     empty_dir: EmptyDirVolume | None = None
     persistent_volume_claim: ClaimVolume | None = None
-
-
-def _keys(field: str, limit: int) -> Rule:
-    return Rule(f"self.{field}.all(k, k.size() > 0 && k.size() <= {limit} && !k.startsWith('{RESERVED_LABEL_PREFIX}'))",
-                f"{field} keys must be 1 to {limit} characters and not under {RESERVED_LABEL_PREFIX} (the operator's)",
-                lambda p: all(0 < len(k) <= limit and not k.startswith(RESERVED_LABEL_PREFIX)
-                              for k in getattr(p, field)), f".{field}")
 
 
 FreeForm = Annotated[dict[str, Any], Field(json_schema_extra={"x-kubernetes-preserve-unknown-fields": True})]
@@ -178,7 +168,7 @@ Label = Annotated[str, Field(max_length=63, pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_
 class PodSettings(ApiModel):
     """Resources and pod fields of the driver or of every executor (spark-operator's SparkPodSpec)."""
 
-    rules = (_keys("labels", 317), _keys("annotations", 317))
+    rules = (keys_rule("labels", 317, RESERVED_LABEL_PREFIX), keys_rule("annotations", 317, RESERVED_LABEL_PREFIX))
 
     cores: int = Field(1, ge=1, le=64, description="CPU cores")
     memory: str = Field("1g", pattern=QUANTITY_PATTERN, max_length=16,

@@ -4,9 +4,8 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field
-from pydantic.alias_generators import to_camel
 
-from elastream.api.base import K8S_QUANTITY_PATTERN, NAME_PATTERN, ApiModel, Duration, Rule
+from elastream.api.base import K8S_QUANTITY_PATTERN, NAME_PATTERN, ApiModel, Duration, Rule, keys_rule
 from elastream.api.pods import PodSettings, Volume
 from elastream.api.policy import URL_PATTERN, ElasticityPolicySpec
 
@@ -199,17 +198,9 @@ class Attach(ApiModel):
     token_secret_ref: SecretKeyRef = Field(..., description="Secret holding the control endpoint's bearer token")
 
 
-def _keys_short(field: str, limit: int) -> Rule:
-    """Map keys are not length-checked by the schema (structural schemas have no propertyNames): a rule does it."""
-    camel = to_camel(field)
-    return Rule(f"self.{camel}.all(k, k.size() > 0 && k.size() <= {limit})",
-                f"{camel} keys must be 1 to {limit} characters",
-                lambda m: all(0 < len(k) <= limit for k in getattr(m, field)), f".{camel}")
-
-
 class SparkSpec(ApiModel):
     rules = (
-        _keys_short("conf", 256), _keys_short("node_selector", 317),
+        keys_rule("conf", 256), keys_rule("node_selector", 317),
         Rule("!has(self.application.builtin) || !self.application.builtin.startsWith('nexmark-') || "
              "self.source.type != 'generator'",
              "a nexmark-* application reads Nexmark events: set source.type to nexmark (or kafka, a topic of them)",
@@ -298,8 +289,8 @@ class StormSpec(ApiModel):
     rules = (
         Rule("self.source.type == 'generator'", "a Storm app reads the built-in generator source",
              lambda s: s.source.type == "generator", ".source.type"),
-        _keys_short("parallelism", 253),
-        _keys_short("max_parallelism", 253),
+        keys_rule("parallelism", 253),
+        keys_rule("max_parallelism", 253),
         Rule("self.parallelism.all(k, !(k in self.maxParallelism) || self.parallelism[k] <= self.maxParallelism[k])",
              "parallelism of a component must be at most its maxParallelism",
              lambda s: all(v <= s.max_parallelism.get(k, v) for k, v in s.parallelism.items()), ".parallelism"),
