@@ -247,45 +247,36 @@ def coredns_context(env: Env) -> Path:
     return staged
 
 
+def _host_directory(env: Env, argv: list[str], what: str) -> Path:
+    """A directory a project module lays out on the host (cached under env.cache) and prints last: `argv` runs
+    with this interpreter in the repository; BuildError says what could not be made."""
+    proc = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True,
+                          env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
+    if proc.returncode != 0:
+        raise BuildError(f"{' '.join(argv)} could not make {what}:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
+    home = Path(proc.stdout.strip().splitlines()[-1])
+    if not (home / ".complete").is_file():
+        raise BuildError(f"{home} is not a complete {what}")
+    return home
+
+
 def storm_home_context(env: Env) -> Path:
     """${storm.home} as storm_apps/distribution.py lays it out from Maven Central (cached; the first call takes
     ~30-60 s with Maven), for the storm-runner image's named context `storm-home`."""
-    proc = subprocess.run([sys.executable, "-c", "from storm_apps.distribution import storm_home; print(storm_home())"],
-                          cwd=REPO, capture_output=True, text=True, env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
-    if proc.returncode != 0:
-        raise BuildError(f"storm_apps.distribution could not lay out ${{storm.home}}:\n{proc.stdout[-2000:]}"
-                         f"{proc.stderr[-3000:]}")
-    home = Path(proc.stdout.strip().splitlines()[-1])
-    if not (home / ".complete").is_file():
-        raise BuildError(f"{home} is not a complete ${{storm.home}}")
-    return home
+    return _host_directory(env, ["-c", "from storm_apps.distribution import storm_home; print(storm_home())"],
+                           "${storm.home}")
 
 
 def spark_jars_context(env: Env) -> Path:
     """elastream's Spark plugin and Spark's Kafka connector as spark_apps/jars.py builds and fetches them (cached; the
     first call takes about a minute with Maven), for the spark-runner image's named context `spark-jars`."""
-    proc = subprocess.run([sys.executable, "-m", "spark_apps.jars", "--dir"], cwd=REPO, capture_output=True, text=True,
-                          env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
-    if proc.returncode != 0:
-        raise BuildError(f"spark_apps.jars could not build the plugin or fetch the connector:\n{proc.stdout[-2000:]}"
-                         f"{proc.stderr[-3000:]}")
-    home = Path(proc.stdout.strip().splitlines()[-1])
-    if not (home / ".complete").is_file():
-        raise BuildError(f"{home} is not a complete spark-jars directory")
-    return home
+    return _host_directory(env, ["-m", "spark_apps.jars", "--dir"], "spark-jars directory (the plugin and the connector)")
 
 
 def kafka_home_context(env: Env) -> Path:
     """Kafka's classpath as kafka_broker/distribution.py resolves it from Maven Central (cached; the first call takes
     about a minute with Maven), for the kafka image's named context `kafka-home`."""
-    proc = subprocess.run([sys.executable, "-m", "kafka_broker.distribution"], cwd=REPO, capture_output=True,
-                          text=True, env={**os.environ, "ELASTREAM_CACHE": str(env.cache)})
-    if proc.returncode != 0:
-        raise BuildError(f"kafka_broker.distribution could not resolve Kafka:\n{proc.stdout[-2000:]}{proc.stderr[-3000:]}")
-    home = Path(proc.stdout.strip().splitlines()[-1])
-    if not (home / ".complete").is_file():
-        raise BuildError(f"{home} is not a complete Kafka home")
-    return home
+    return _host_directory(env, ["-m", "kafka_broker.distribution"], "Kafka home")
 
 
 def check_kafka(ctx: CheckContext) -> None:
