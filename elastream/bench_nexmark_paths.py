@@ -121,14 +121,19 @@ def _rate(progress: list[dict]) -> float:
     return sum(p["numInputRows"] for p in steady) / max(end - start(steady[0]), 1e-9)
 
 
+def by_cell(runs: list[Run]) -> dict[tuple[str, str], list[float]]:
+    """(query, path) -> the events/s of its runs."""
+    return {(q, p): [r.events_per_s for r in runs if (r.query, r.path) == (q, p)] for q in QUERIES for p in PATHS}
+
+
 def table(runs: list[Run]) -> str:
+    cells = by_cell(runs)
     lines = ["| query | path | events/s per task slot (median) | min–max | runs | ratio connector / python-source |",
              "|---|---|---|---|---|---|"]
     for query in QUERIES:
-        med = {path: statistics.median(r.events_per_s for r in runs if (r.query, r.path) == (query, path))
-               for path in PATHS}
+        med = {path: statistics.median(cells[(query, path)]) for path in PATHS}
         for path in PATHS:
-            mine = [r.events_per_s for r in runs if (r.query, r.path) == (query, path)]
+            mine = cells[(query, path)]
             ratio = f"{med['connector'] / med['python-source']:.2f}" if path == "connector" else ""
             lines.append(f"| {query} | {path} | {med[path]:,.0f} | {min(mine):,.0f}–{max(mine):,.0f} | {len(mine)} "
                          f"| {ratio} |")
@@ -182,14 +187,12 @@ FLINK_PER_CORE = {"q1": 155_000, "q5": 22_000}  # the Flink Nexmark suite's publ
 
 def reading(runs: list[Run]) -> str:
     """What the table says beside Flink's published per-core figures, and what it does not measure."""
-    med = {(q, p): statistics.median(r.events_per_s for r in runs if (r.query, r.path) == (q, p))
-           for q in QUERIES for p in PATHS}
-    versus = "; ".join(f"{q}: {max(med[(q, p)] for p in PATHS):,.0f}, {max(med[(q, p)] for p in PATHS) / FLINK_PER_CORE[q]:.2f}"
-                       f" of Flink's {FLINK_PER_CORE[q]:,}" for q in QUERIES)
-    spread = {(q, p): (min(r.events_per_s for r in runs if (r.query, r.path) == (q, p)),
-                       max(r.events_per_s for r in runs if (r.query, r.path) == (q, p))) for q in QUERIES for p in PATHS}
-    overlap = all(spread[(q, "connector")][0] <= spread[(q, "python-source")][1]
-                  and spread[(q, "python-source")][0] <= spread[(q, "connector")][1] for q in QUERIES)
+    cells = by_cell(runs)
+    best = {q: max(statistics.median(cells[(q, p)]) for p in PATHS) for q in QUERIES}
+    versus = "; ".join(f"{q}: {best[q]:,.0f}, {best[q] / FLINK_PER_CORE[q]:.2f} of Flink's {FLINK_PER_CORE[q]:,}"
+                       for q in QUERIES)
+    overlap = all(min(c) <= max(p) and min(p) <= max(c)
+                  for c, p in ((cells[(q, "connector")], cells[(q, "python-source")]) for q in QUERIES))
     verdict = ("The two paths' runs overlap for both queries: neither is faster here, so elastream's own source "
                "stays for the built-in apps and the local mode, and a user's application uses Spark's connector "
                "unchanged." if overlap else "The two paths' runs do not overlap for every query: see the ratios.")
